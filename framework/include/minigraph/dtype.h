@@ -1,0 +1,47 @@
+// Element types and devices: the two facts every tensor carries besides its shape.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mg {
+
+enum class DType : std::uint8_t { f32, f64, i32, i64 };
+
+std::size_t dtype_size(DType dtype);
+std::string_view dtype_name(DType dtype);
+inline bool is_floating(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
+inline bool is_integer(DType dtype) { return dtype == DType::i32 || dtype == DType::i64; }
+
+template <typename T>
+constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
+
+enum class DeviceKind : std::uint8_t { cpu = 0, cuda = 1 };
+inline constexpr int kNumDeviceKinds = 2;
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static constexpr Device cpu() { return {DeviceKind::cpu, 0}; }
+  static constexpr Device cuda(int index = 0) { return {DeviceKind::cuda, index}; }
+  bool is_cpu() const { return kind == DeviceKind::cpu; }
+  std::string str() const;  // "cpu", "cuda:0"
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+std::string_view device_kind_name(DeviceKind kind);
+
+// Shapes are 64-bit: B*T*V passes 2^31 at ANDREA's sizes from batch 249.
+using Shape = std::vector<std::int64_t>;
+std::int64_t shape_numel(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "[2, 3]"
+
+}  // namespace mg

@@ -1,0 +1,14 @@
+// The umbrella header: tensors, autograd, modules, gradcheck, every built-in op and the
+// ANDREA layers.
+#pragma once
+
+#include "minigraph/autograd.h"
+#include "minigraph/backend.h"
+#include "minigraph/error.h"
+#include "minigraph/format.h"
+#include "minigraph/gradcheck.h"
+#include "minigraph/module.h"
+#include "minigraph/op.h"
+#include "minigraph/ops.h"
+#include "minigraph/tensor.h"
+#include "andrea/model.h"

@@ -1,0 +1,143 @@
+// The backward engine: topological order, then each node's backward rule in reverse.
+// Gradients are gathered in maps and written to the leaves only once the whole pass
+// succeeded, so an error part-way leaves every .grad() untouched.
+#include "minigraph/autograd.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "minigraph/backend.h"
+#include "minigraph/op.h"
+
+namespace mg {
+
+namespace {
+
+thread_local bool g_grad_enabled = true;
+
+// grad += contribution, out of place (the old gradient may be shared with a caller).
+Tensor accumulate(const Tensor& grad, const Tensor& contribution) {
+  static const OpDef& add = OpRegistry::instance().get("add");
+  if (!grad.defined()) return contribution;
+  return apply_op(add, {grad, contribution});
+}
+
+void check_released(const std::vector<const Node*>& nodes) {
+  for (const Node* node : nodes) {
+    MG_CHECK(!node->released, "backward", "graph",
+             "a graph kept by the earlier backward (pass retain_graph = true to it)",
+             "a graph released by an earlier backward (at op '{}')", node->op->name);
+    MG_CHECK(static_cast<bool>(node->op->backward), "backward", "graph",
+             "ops with a backward rule", "op '{}', which has none", node->op->name);
+  }
+}
+
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+std::vector<const Node*> graph_nodes(const Tensor& root) {
+  std::vector<const Node*> order;
+  if (!root.defined() || !root.grad_fn()) return order;
+  std::unordered_set<const Node*> seen;
+  // Iterative post-order DFS: deep graphs must not overflow the stack.
+  std::vector<std::pair<const Node*, std::size_t>> stack{{root.grad_fn().get(), 0}};
+  seen.insert(root.grad_fn().get());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      const Node* child = node->inputs[next++].grad_fn().get();
+      if (child && seen.insert(child).second) stack.push_back({child, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  MG_CHECK(root.defined(), "backward", "self", "a defined tensor", "an undefined tensor");
+  MG_CHECK(root.requires_grad(), "backward", "self", "a tensor that requires grad",
+           "a tensor with no recorded graph and requires_grad = false");
+  Tensor seed = grad;
+  if (!seed.defined()) {
+    MG_CHECK(root.numel() == 1, "backward", "grad",
+             "an upstream gradient for a non-scalar output", "none, for shape {}",
+             shape_str(root.shape()));
+    seed = Tensor::ones(root.shape(), root.dtype(), root.device());
+  } else {
+    MG_CHECK(seed.shape() == root.shape(), "backward", "grad",
+             fmt::format("shape {}", shape_str(root.shape())), "{}", shape_str(seed.shape()));
+    MG_CHECK(seed.dtype() == root.dtype(), "backward", "grad",
+             std::string(dtype_name(root.dtype())), "{}", dtype_name(seed.dtype()));
+    MG_CHECK(seed.device() == root.device(), "backward", "grad", root.device().str(), "{}",
+             seed.device().str());
+  }
+
+  auto nodes = graph_nodes(root);
+  check_released(nodes);
+
+  std::unordered_map<const Node*, Tensor> node_grads;
+  std::unordered_map<TensorImpl*, Tensor> leaf_grads;  // keyed by leaf; kept alive by the graph
+  std::vector<std::shared_ptr<TensorImpl>> leaves;
+  auto route = [&](const Tensor& target, const Tensor& contribution) {
+    if (target.grad_fn()) {
+      auto& slot = node_grads[target.grad_fn().get()];
+      slot = accumulate(slot, contribution);
+    } else if (target.requires_grad()) {
+      auto [it, inserted] = leaf_grads.try_emplace(target.impl());
+      if (inserted) leaves.push_back(target.impl_ptr());
+      it->second = accumulate(it->second, contribution);
+    }
+  };
+  {
+    NoGradGuard no_grad;
+    route(root, seed);
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      const Node* node = *it;
+      auto found = node_grads.find(node);
+      if (found == node_grads.end()) continue;
+      Tensor grad_out = std::move(found->second);
+      node_grads.erase(found);
+      auto grads = node->op->backward(BackwardContext{node->inputs, node->attrs, grad_out});
+      MG_CHECK(grads.size() == node->inputs.size(), node->op->name, "backward rule",
+               fmt::format("{} gradients", node->inputs.size()), "{}", grads.size());
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        const Tensor& input = node->inputs[i];
+        if (!grads[i].defined() || !input.requires_grad()) continue;
+        MG_CHECK(grads[i].shape() == input.shape(), node->op->name,
+                 "backward rule gradient for '" + node->op->inputs[i] + "'",
+                 fmt::format("shape {}", shape_str(input.shape())), "{}",
+                 shape_str(grads[i].shape()));
+        route(input, grads[i]);
+      }
+    }
+  }
+
+  // Commit: nothing above touched a leaf.
+  NoGradGuard no_grad;
+  for (auto& leaf : leaves) {
+    Tensor contribution = std::move(leaf_grads[leaf.get()]);
+    if (leaf->grad) {
+      leaf->grad = accumulate(Tensor(leaf->grad), contribution).impl_ptr();
+    } else {
+      // A gradient that shares storage with someone else's tensor (e.g. the caller's upstream
+      // gradient, passed through unchanged) is copied, so later in-place use cannot leak.
+      bool shared = contribution.impl()->storage.use_count() > 1;
+      leaf->grad = (shared ? contribution.clone() : contribution.detach()).impl_ptr();
+    }
+  }
+  if (!retain_graph) {
+    for (const Node* node : nodes) {
+      auto* mutable_node = const_cast<Node*>(node);
+      mutable_node->inputs.clear();
+      mutable_node->attrs.reset();
+      mutable_node->released = true;
+    }
+  }
+}
+
+}  // namespace mg

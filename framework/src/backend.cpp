@@ -1,0 +1,57 @@
+// The backends present in this build, one per device, made on first use.
+#include "minigraph/backend.h"
+
+#include <map>
+#include <mutex>
+
+#include "minigraph/error.h"
+#include "../backends/cpu/cpu_backend.h"
+#ifdef MG_WITH_CUDA
+#include "../backends/cuda/cuda_backend.h"
+#endif
+
+namespace mg {
+
+namespace {
+#ifdef MG_WITH_CUDA
+constexpr const char* kCudaNote = "";
+#else
+constexpr const char* kCudaNote = "; this build has no CUDA backend";
+#endif
+}  // namespace
+
+int device_count(DeviceKind kind) {
+  if (kind == DeviceKind::cpu) return 1;
+#ifdef MG_WITH_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+bool device_available(Device device) {
+  return device.index >= 0 && device.index < device_count(device.kind);
+}
+
+Backend& backend_for(Device device) {
+  if (device.is_cpu()) {
+    static CpuBackend cpu;
+    return cpu;
+  }
+  MG_CHECK(device_available(device), "backend", "device",
+           fmt::format("an available device ({} CUDA device(s) visible{})",
+                       device_count(DeviceKind::cuda), kCudaNote),
+           "{}", device.str());
+#ifdef MG_WITH_CUDA
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Backend>> backends;
+  std::lock_guard lock(mutex);
+  auto& slot = backends[device.index];
+  if (!slot) slot = make_cuda_backend(device.index);
+  return *slot;
+#else
+  throw Error("backend", "device", "cpu", device.str());
+#endif
+}
+
+}  // namespace mg

@@ -1,0 +1,135 @@
+// Finite-difference gradient checks (see gradcheck.h).
+#include "minigraph/gradcheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "minigraph/autograd.h"
+#include "minigraph/error.h"
+
+namespace mg {
+
+namespace {
+
+double weighted_sum(const Tensor& out, const std::vector<double>& weights) {
+  auto values = out.to_f64_vector();
+  double sum = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) sum += values[i] * weights[i];
+  return sum;
+}
+
+// Every element when small; otherwise one random element of each row, then random extras.
+std::vector<std::int64_t> elements_to_check(const Tensor& t, std::int64_t budget,
+                                            std::mt19937_64& rng) {
+  std::int64_t n = t.numel();
+  std::vector<std::int64_t> all;
+  if (n <= budget) {
+    for (std::int64_t i = 0; i < n; ++i) all.push_back(i);
+    return all;
+  }
+  std::int64_t rows = t.dim() >= 2 ? t.size(0) : n;
+  std::int64_t cols = n / std::max<std::int64_t>(rows, 1);
+  std::set<std::int64_t> chosen;
+  if (rows <= budget) {
+    for (std::int64_t r = 0; r < rows; ++r)
+      chosen.insert(r * cols + static_cast<std::int64_t>(rng() % cols));
+  }
+  while (static_cast<std::int64_t>(chosen.size()) < budget)
+    chosen.insert(static_cast<std::int64_t>(rng() % n));
+  return {chosen.begin(), chosen.end()};
+}
+
+}  // namespace
+
+bool GradcheckReport::passed() const {
+  return std::all_of(inputs.begin(), inputs.end(), [](auto& r) { return r.passed; });
+}
+
+std::string GradcheckReport::str() const {
+  std::string s;
+  for (auto& r : inputs) {
+    s += fmt::format("{:<12} {:>8} checked  max abs err {:.3e}  max rel err {:.3e}  worst #{} "
+                     "(analytic {:.9g}, numeric {:.9g})  {}\n",
+                     r.name, r.checked, r.max_abs_error, r.max_rel_error, r.worst_index,
+                     r.worst_analytic, r.worst_numeric, r.passed ? "pass" : "FAIL");
+  }
+  return s;
+}
+
+GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
+                          const std::vector<std::string>& names,
+                          const GradcheckOptions& options) {
+  bool any = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].requires_grad()) continue;
+    any = true;
+    MG_CHECK(inputs[i].dtype() == DType::f64, "gradcheck", fmt::format("input {}", i),
+             "f64 (finite differences in f32 mislead)", "{}", dtype_name(inputs[i].dtype()));
+    MG_CHECK(inputs[i].is_leaf(), "gradcheck", fmt::format("input {}", i), "a leaf tensor",
+             "the output of a recorded op");
+  }
+  MG_CHECK(any, "gradcheck", "inputs", "at least one input that requires grad", "none");
+
+  // Keep the caller's gradients; the check must leave them as they were.
+  std::vector<Tensor> saved;
+  for (auto t : inputs) {
+    saved.push_back(t.grad());
+    t.zero_grad();
+  }
+
+  Tensor out = fn(inputs);
+  MG_CHECK(out.dtype() == DType::f64, "gradcheck", "output", "f64", "{}",
+           dtype_name(out.dtype()));
+  Tensor weights = Tensor::normal(out.shape(), 0, 1, options.seed, DType::f64, out.device());
+  auto weight_values = weights.to_f64_vector();
+  out.backward(weights);
+
+  GradcheckReport report;
+  std::mt19937_64 rng(options.seed);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Tensor input = inputs[i];
+    if (!input.requires_grad()) continue;
+    GradcheckInputReport r;
+    r.name = i < names.size() ? names[i] : fmt::format("input{}", i);
+    Tensor analytic = input.grad();
+    auto analytic_values =
+        analytic.defined() ? analytic.to_f64_vector() : std::vector<double>(input.numel(), 0.0);
+    for (std::int64_t index : elements_to_check(input, options.max_checks_per_input, rng)) {
+      double original = input.at_flat(index);
+      double plus, minus;
+      {
+        NoGradGuard no_grad;
+        input.set_flat(index, original + options.eps);
+        plus = weighted_sum(fn(inputs), weight_values);
+        input.set_flat(index, original - options.eps);
+        minus = weighted_sum(fn(inputs), weight_values);
+        input.set_flat(index, original);
+      }
+      double numeric = (plus - minus) / (2 * options.eps);
+      double a = analytic_values[index];
+      double abs_err = std::abs(a - numeric);
+      double rel_err = abs_err / std::max(std::abs(numeric), 1e-12);
+      ++r.checked;
+      if (abs_err > options.atol + options.rtol * std::abs(numeric)) r.passed = false;
+      if (abs_err >= r.max_abs_error) {
+        r.max_abs_error = abs_err;
+        r.worst_index = index;
+        r.worst_analytic = a;
+        r.worst_numeric = numeric;
+      }
+      r.max_rel_error = std::max(r.max_rel_error, abs_err == 0 ? 0.0 : rel_err);
+    }
+    report.inputs.push_back(r);
+  }
+
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Tensor t = inputs[i];
+    t.zero_grad();
+    if (saved[i].defined()) t.impl()->grad = saved[i].impl_ptr();
+  }
+  return report;
+}
+
+}  // namespace mg

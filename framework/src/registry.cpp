@@ -1,0 +1,118 @@
+// The op registry and the dispatcher every op call goes through.
+#include <algorithm>
+
+#include "minigraph/op.h"
+
+namespace mg {
+
+void register_builtin_ops(OpRegistry& registry);  // ops/register_builtin_ops.cpp
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry;  // never destroyed: ops may run during static destruction
+    register_builtin_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+const OpDef& OpRegistry::add(OpDef op) {
+  MG_CHECK(!op.name.empty(), "register_op", "name", "a name", "an empty name");
+  MG_CHECK(find(op.name) == nullptr, "register_op", "name", "a new op name",
+           "'{}', which is registered already", op.name);
+  MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule",
+           "none");
+  MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
+           "a CPU kernel", "none");
+  ops_.push_back(std::make_unique<OpDef>(std::move(op)));
+  return *ops_.back();
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const {
+  auto it = std::find_if(ops_.begin(), ops_.end(), [&](auto& op) { return op->name == name; });
+  return it == ops_.end() ? nullptr : it->get();
+}
+
+const OpDef& OpRegistry::get(std::string_view name) const {
+  const OpDef* op = find(name);
+  if (op == nullptr) {
+    std::vector<std::string> names;
+    for (auto& o : ops_) names.push_back(o->name);
+    throw Error("registry", "op", fmt::format("one of {}", fmt::join(names, ", ")),
+                std::string(name));
+  }
+  return *op;
+}
+
+std::vector<const OpDef*> OpRegistry::all() const {
+  std::vector<const OpDef*> out;
+  for (auto& op : ops_) out.push_back(op.get());
+  return out;
+}
+
+Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
+  MG_CHECK(inputs.size() == op.inputs.size(), op.name, "inputs",
+           fmt::format("{} ({})", op.inputs.size(), fmt::join(op.inputs, ", ")), "{}",
+           inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    MG_CHECK(inputs[i].defined(), op.name, op.inputs[i], "a defined tensor", "an undefined one");
+  }
+  const Device device = inputs.empty() ? Device::cpu() : inputs[0].device();
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    MG_CHECK(inputs[i].device() == device, op.name, op.inputs[i],
+             fmt::format("device {} (as '{}')", device.str(), op.inputs[0]), "{}",
+             inputs[i].device().str());
+  }
+  OutputSpec spec = op.infer(op, inputs, attrs);
+  Kernel kernel = op.kernel(device.kind);
+  MG_CHECK(kernel != nullptr, op.name, "device", "a device with a kernel for this op",
+           "{} (no {} kernel for '{}')", device.str(), device_kind_name(device.kind), op.name);
+  Tensor out = Tensor::empty(spec.shape, spec.dtype, device);
+  kernel(KernelContext{inputs, attrs, out});
+
+  bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
+                                              [](const Tensor& t) { return t.requires_grad(); });
+  if (record) {
+    auto node = std::make_shared<Node>();
+    node->op = &op;
+    node->inputs = std::move(inputs);
+    node->attrs = std::move(attrs);
+    node->out_shape = spec.shape;
+    node->out_dtype = spec.dtype;
+    out.impl()->grad_fn = std::move(node);
+    out.impl()->requires_grad = true;
+  }
+  return out;
+}
+
+namespace {
+std::string arg(const OpDef& op, std::size_t input) {
+  return input < op.inputs.size() ? op.inputs[input] : fmt::format("input {}", input);
+}
+}  // namespace
+
+void check_floating(const OpDef& op, std::size_t input, const Tensor& t) {
+  MG_CHECK(is_floating(t.dtype()), op.name, arg(op, input), "a floating-point tensor (f32, f64)",
+           "{}", dtype_name(t.dtype()));
+}
+
+void check_integer(const OpDef& op, std::size_t input, const Tensor& t) {
+  MG_CHECK(is_integer(t.dtype()), op.name, arg(op, input), "integer ids (i32, i64)", "{}",
+           dtype_name(t.dtype()));
+}
+
+void check_same_dtype(const OpDef& op, std::size_t input, const Tensor& t, DType expected) {
+  MG_CHECK(t.dtype() == expected, op.name, arg(op, input),
+           fmt::format("dtype {} (as the other inputs)", dtype_name(expected)), "{}",
+           dtype_name(t.dtype()));
+}
+
+void check_rank(const OpDef& op, std::size_t input, const Tensor& t, std::int64_t min_rank,
+                std::int64_t max_rank) {
+  MG_CHECK(t.dim() >= min_rank && t.dim() <= max_rank, op.name, arg(op, input),
+           min_rank == max_rank ? fmt::format("rank {}", min_rank)
+                                : fmt::format("rank {} to {}", min_rank, max_rank),
+           "rank {} (shape {})", t.dim(), shape_str(t.shape()));
+}
+
+}  // namespace mg

@@ -1,0 +1,278 @@
+// Tensor handles, storage, construction and host access.
+#include "minigraph/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <random>
+
+#include "minigraph/autograd.h"
+#include "minigraph/backend.h"
+#include "minigraph/error.h"
+
+namespace mg {
+
+Storage::Storage(Device device, std::size_t bytes)
+    : backend_(&backend_for(device)), device_(device), bytes_(bytes),
+      data_(backend_->allocate(bytes)) {}
+
+Storage::~Storage() { backend_->deallocate(data_, bytes_); }
+
+namespace {
+
+double load(const void* base, DType dtype, std::int64_t i) {
+  switch (dtype) {
+    case DType::f32: return static_cast<const float*>(base)[i];
+    case DType::f64: return static_cast<const double*>(base)[i];
+    case DType::i32: return static_cast<const std::int32_t*>(base)[i];
+    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+  }
+  return 0;
+}
+
+void store(void* base, DType dtype, std::int64_t i, double v) {
+  switch (dtype) {
+    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
+    case DType::f64: static_cast<double*>(base)[i] = v; break;
+    case DType::i32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(v); break;
+    case DType::i64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v); break;
+  }
+}
+
+// Host bytes of a tensor: the storage itself on the CPU, a copy elsewhere.
+std::vector<unsigned char> host_bytes(const Tensor& t) {
+  std::vector<unsigned char> bytes(t.nbytes());
+  backend_for(t.device()).copy_to_host(bytes.data(), t.raw_data(), bytes.size());
+  return bytes;
+}
+
+Tensor from_host_bytes(const void* src, const Shape& shape, DType dtype, Device device) {
+  Tensor t = Tensor::empty(shape, dtype, device);
+  backend_for(device).copy_from_host(t.raw_data(), src, t.nbytes());
+  return t;
+}
+
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  auto numel = shape_numel(shape);
+  auto storage =
+      std::make_shared<Storage>(device, static_cast<std::size_t>(numel) * dtype_size(dtype));
+  return from_storage(std::move(storage), shape, dtype);
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->numel = shape_numel(shape);
+  MG_CHECK(static_cast<std::size_t>(impl->numel) * dtype_size(dtype) <= storage->bytes(), "tensor",
+           "storage", fmt::format("at least {} bytes", impl->numel * dtype_size(dtype)), "{} bytes",
+           storage->bytes());
+  impl->storage = std::move(storage);
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  backend_for(device).fill_zero(t.raw_data(), t.nbytes());
+  return t;
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
+  Tensor host = empty(shape, dtype);
+  for (std::int64_t i = 0; i < host.numel(); ++i) store(host.raw_data(), dtype, i, value);
+  return host.to(device);
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double stddev, std::uint64_t seed,
+                      DType dtype, Device device) {
+  MG_CHECK(is_floating(dtype), "normal", "dtype", "f32 or f64", "{}", dtype_name(dtype));
+  Tensor host = empty(shape, dtype);
+  // Box-Muller over mt19937_64: std::normal_distribution differs between standard libraries.
+  std::mt19937_64 engine(seed);
+  auto uniform = [&] { return (static_cast<double>(engine() >> 11) + 0.5) * 0x1.0p-53; };
+  for (std::int64_t i = 0; i < host.numel(); i += 2) {
+    double radius = std::sqrt(-2.0 * std::log(uniform()));
+    double angle = 2.0 * std::numbers::pi * uniform();
+    store(host.raw_data(), dtype, i, mean + stddev * radius * std::cos(angle));
+    if (i + 1 < host.numel())
+      store(host.raw_data(), dtype, i + 1, mean + stddev * radius * std::sin(angle));
+  }
+  return host.to(device);
+}
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape, Device device) {
+  MG_CHECK(static_cast<std::int64_t>(values.size()) == shape_numel(shape), "from_vector",
+           "values", fmt::format("{} values for shape {}", shape_numel(shape), shape_str(shape)),
+           "{} values", values.size());
+  return from_host_bytes(values.data(), shape, dtype_of<T>(), device);
+}
+
+const TensorImpl& Tensor::checked_impl() const {
+  MG_CHECK(impl_ != nullptr, "tensor", "self", "a defined tensor", "an undefined tensor");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return checked_impl().shape; }
+std::int64_t Tensor::numel() const { return checked_impl().numel; }
+DType Tensor::dtype() const { return checked_impl().dtype; }
+Device Tensor::device() const { return checked_impl().storage->device(); }
+void* Tensor::raw_data() const { return checked_impl().storage->data(); }
+
+std::int64_t Tensor::size(std::int64_t axis) const {
+  auto rank = dim();
+  MG_CHECK(axis >= -rank && axis < rank, "size", "axis", fmt::format("in [{}, {})", -rank, rank),
+           "{}", axis);
+  return shape()[axis < 0 ? axis + rank : axis];
+}
+
+template <typename T>
+T* Tensor::data() const {
+  MG_CHECK(dtype() == dtype_of<T>(), "data", "T", std::string(dtype_name(dtype())), "{}",
+           dtype_name(dtype_of<T>()));
+  return static_cast<T*>(raw_data());
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  MG_CHECK(dtype() == dtype_of<T>(), "to_vector", "T", std::string(dtype_name(dtype())), "{}",
+           dtype_name(dtype_of<T>()));
+  std::vector<T> out(static_cast<std::size_t>(numel()));
+  backend_for(device()).copy_to_host(out.data(), raw_data(), nbytes());
+  return out;
+}
+
+std::vector<double> Tensor::to_f64_vector() const {
+  auto bytes = host_bytes(*this);
+  std::vector<double> out(static_cast<std::size_t>(numel()));
+  for (std::int64_t i = 0; i < numel(); ++i) out[i] = load(bytes.data(), dtype(), i);
+  return out;
+}
+
+double Tensor::item() const {
+  MG_CHECK(numel() == 1, "item", "self", "a tensor with one element", "shape {}",
+           shape_str(shape()));
+  return at_flat(0);
+}
+
+double Tensor::at(std::initializer_list<std::int64_t> index) const {
+  MG_CHECK(static_cast<std::int64_t>(index.size()) == dim(), "at", "index",
+           fmt::format("{} indices", dim()), "{}", index.size());
+  std::int64_t flat = 0, axis = 0;
+  for (auto i : index) {
+    auto extent = shape()[axis];
+    MG_CHECK(i >= 0 && i < extent, "at", "index", fmt::format("axis {} in [0, {})", axis, extent),
+             "{}", i);
+    flat = flat * extent + i;
+    ++axis;
+  }
+  return at_flat(flat);
+}
+
+double Tensor::at_flat(std::int64_t flat_index) const {
+  MG_CHECK(flat_index >= 0 && flat_index < numel(), "at_flat", "index",
+           fmt::format("in [0, {})", numel()), "{}", flat_index);
+  auto size = dtype_size(dtype());
+  alignas(8) unsigned char element[8];
+  backend_for(device()).copy_to_host(
+      element, static_cast<const unsigned char*>(raw_data()) + flat_index * size, size);
+  return load(element, dtype(), 0);
+}
+
+void Tensor::set_flat(std::int64_t flat_index, double value) {
+  MG_CHECK(flat_index >= 0 && flat_index < numel(), "set_flat", "index",
+           fmt::format("in [0, {})", numel()), "{}", flat_index);
+  auto size = dtype_size(dtype());
+  alignas(8) unsigned char element[8];
+  store(element, dtype(), 0, value);
+  backend_for(device()).copy_from_host(
+      static_cast<unsigned char*>(raw_data()) + flat_index * size, element, size);
+}
+
+Tensor Tensor::to(Device target) const {
+  if (device() == target) return *this;
+  if (device().is_cpu()) return from_host_bytes(raw_data(), shape(), dtype(), target);
+  auto bytes = host_bytes(*this);
+  return from_host_bytes(bytes.data(), shape(), dtype(), target);
+}
+
+Tensor Tensor::to(DType target) const {
+  auto bytes = host_bytes(*this);
+  Tensor host = empty(shape(), target);
+  for (std::int64_t i = 0; i < numel(); ++i)
+    store(host.raw_data(), target, i, load(bytes.data(), dtype(), i));
+  return host.to(device());
+}
+
+Tensor Tensor::clone() const {
+  Tensor copy = empty(shape(), dtype(), device());
+  backend_for(device()).copy(copy.raw_data(), raw_data(), nbytes());
+  return copy;
+}
+
+Tensor Tensor::detach() const { return from_storage(checked_impl().storage, shape(), dtype()); }
+
+Tensor Tensor::view(const Shape& new_shape) const {
+  MG_CHECK(shape_numel(new_shape) == numel(), "view", "shape",
+           fmt::format("{} elements (from {})", numel(), shape_str(shape())), "{}",
+           shape_str(new_shape));
+  MG_CHECK(!(requires_grad() && grad_enabled()), "view", "self",
+           "a tensor that does not require grad (views are not recorded)",
+           "a tensor that requires grad");
+  return from_storage(checked_impl().storage, new_shape, dtype());
+}
+
+bool Tensor::requires_grad() const { return checked_impl().requires_grad; }
+
+Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  MG_CHECK(!requires_grad || is_floating(dtype()), "set_requires_grad", "self",
+           "a floating-point tensor", "{}", dtype_name(dtype()));
+  MG_CHECK(is_leaf(), "set_requires_grad", "self", "a leaf tensor",
+           "the output of a recorded op");
+  impl_->requires_grad = requires_grad;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return checked_impl().grad_fn == nullptr; }
+
+Tensor Tensor::grad() const {
+  auto& g = checked_impl().grad;
+  return g ? Tensor(g) : Tensor();
+}
+
+void Tensor::zero_grad() { impl_->grad.reset(); }
+
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked_impl().grad_fn; }
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  mg::backward(*this, grad, retain_graph);
+}
+
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  constexpr std::int64_t kShown = 6;
+  std::vector<double> values;
+  if (numel() <= kShown) {
+    values = to_f64_vector();
+  } else {
+    for (std::int64_t i = 0; i < kShown; ++i) values.push_back(at_flat(i));
+  }
+  return fmt::format("Tensor(shape={}, dtype={}, device={}{}, values=[{:.6g}{}])",
+                     shape_str(shape()), dtype_name(dtype()), device().str(),
+                     requires_grad() ? ", requires_grad" : "", fmt::join(values, ", "),
+                     numel() > kShown ? ", ..." : "");
+}
+
+#define MG_INSTANTIATE(T)                                                                     \
+  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&, Device);        \
+  template T* Tensor::data<T>() const;                                                        \
+  template std::vector<T> Tensor::to_vector<T>() const;
+MG_INSTANTIATE(float)
+MG_INSTANTIATE(double)
+MG_INSTANTIATE(std::int32_t)
+MG_INSTANTIATE(std::int64_t)
+#undef MG_INSTANTIATE
+
+}  // namespace mg

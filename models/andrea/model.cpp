@@ -1,0 +1,81 @@
+#include "andrea/model.h"
+
+#include <fmt/format.h>
+
+#include "add/add.h"
+#include "matmul/matmul.h"
+#include "minigraph/error.h"
+
+namespace mg::andrea {
+
+void AndreaConfig::validate() const {
+  MG_CHECK(vocab_size > 0, "AndreaConfig", "vocab_size", "a positive size", "{}", vocab_size);
+  MG_CHECK(d_model > 0, "AndreaConfig", "d_model", "a positive size", "{}", d_model);
+  MG_CHECK(context > 0, "AndreaConfig", "context", "a positive size", "{}", context);
+  MG_CHECK(is_floating(dtype), "AndreaConfig", "dtype", "f32 or f64", "{}", dtype_name(dtype));
+}
+
+namespace {
+const AndreaConfig& validated(const AndreaConfig& config) {
+  config.validate();
+  return config;
+}
+}  // namespace
+
+InputLayer::InputLayer(const AndreaConfig& config)
+    : tok_emb_(validated(config).vocab_size, config.d_model, config.seed, config.dtype),
+      pos_emb_(config.context, config.d_model, config.seed + 1, config.dtype) {
+  register_module("tok_emb", tok_emb_);
+  register_module("pos_emb", pos_emb_);
+}
+
+Tensor InputLayer::forward(const Tensor& ids, std::int64_t offset) const {
+  MG_CHECK(ids.defined() && ids.dim() == 2, "InputLayer", "ids", "ids of shape [B, T]", "{}",
+           ids.defined() ? shape_str(ids.shape()) : "an undefined tensor");
+  // [B, T, D] + [T, D]: the add broadcasts positions over the batch.
+  return add(tok_emb_.forward(ids), pos_emb_.forward(ids.size(1), offset));
+}
+
+OutputHead::OutputHead(const AndreaConfig& config)
+    : weight_(init_normal_scaled({validated(config).d_model, config.vocab_size}, config.d_model,
+                                 config.seed + 2, config.dtype)) {
+  register_parameter("weight", weight_);
+}
+
+Tensor OutputHead::forward(const Tensor& x) const { return matmul(x, weight_); }
+
+Andrea::Andrea(const AndreaConfig& config) : config_(config), input(config), head(config) {
+  register_module("input", input);
+  register_module("head", head);
+}
+
+Tensor Andrea::forward(const Tensor& ids, std::int64_t offset) const {
+  return head.forward(input.forward(ids, offset));
+}
+
+std::string group_thousands(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string summary(const AndreaConfig& config) {
+  config.validate();
+  auto g = group_thousands;
+  auto dims = [&](std::int64_t a, std::int64_t b) { return fmt::format("{} × {}", g(a), g(b)); };
+  std::string s;
+  s += fmt::format("{:<28} {:>14} = {:>11}\n", "token embedding table",
+                   dims(config.vocab_size, config.d_model), g(config.token_embedding_parameters()));
+  s += fmt::format("{:<28} {:>14} = {:>11}\n", "position embedding table",
+                   dims(config.context, config.d_model), g(config.position_embedding_parameters()));
+  s += fmt::format("{:<28} {:>14}   {:>11}\n", "total embedding parameters", "",
+                   g(config.embedding_parameters()));
+  s += fmt::format("{:<28} {:>14} = {:>11}\n", "untied output head",
+                   dims(config.d_model, config.vocab_size), g(config.head_parameters()));
+  return s;
+}
+
+}  // namespace mg::andrea

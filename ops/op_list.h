@@ -1,0 +1,9 @@
+// The only list of built-in ops (X-macro). Adding an op: a folder under ops/, one line here,
+// one line in ops/CMakeLists.txt.
+MG_OP(add)
+MG_OP(sum_to)
+MG_OP(matmul)
+MG_OP(embedding)
+MG_OP(embedding_backward)
+MG_OP(position_embedding)
+MG_OP(position_embedding_backward)

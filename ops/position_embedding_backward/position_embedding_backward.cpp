@@ -1,0 +1,68 @@
+// position_embedding_backward: out[offset + t, d] = grad[t, d], every other row zero.
+//   grad [T, D] -> out [T_max, D]
+// Backward (with respect to grad): the same rows read back, i.e. position_embedding.
+#include "position_embedding_backward/position_embedding_backward.h"
+
+#include "minigraph/op.h"
+#include "position_embedding/position_embedding.h"
+
+namespace mg {
+
+void position_embedding_backward_cpu(const KernelContext& ctx);
+void position_embedding_backward_reference(const KernelContext& ctx);
+#ifdef MG_WITH_CUDA
+void position_embedding_backward_cuda(const KernelContext& ctx);
+#endif
+
+Tensor position_embedding_backward(const Tensor& grad, std::int64_t rows, std::int64_t offset) {
+  static const OpDef& op = OpRegistry::instance().get("position_embedding_backward");
+  return apply_op(op, {grad}, PositionEmbeddingBackwardAttrs{rows, offset});
+}
+
+void register_position_embedding_backward(OpRegistry& registry) {
+  OpDef op;
+  op.name = "position_embedding_backward";
+  op.summary = "[T, D] rows placed at offset.. of a zero [T_max, D] (position_embedding's gradient)";
+  op.inputs = {"grad"};
+  op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
+    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+    check_floating(self, 0, in[0]);
+    check_rank(self, 0, in[0], 2, 2);
+    MG_CHECK(a.offset >= 0 && a.offset + in[0].size(0) <= a.rows, "position_embedding_backward",
+             "offset", fmt::format("0 <= offset and offset + T <= rows = {}", a.rows),
+             "offset {} with T = {}", a.offset, in[0].size(0));
+    return OutputSpec{{a.rows, in[0].size(1)}, in[0].dtype()};
+  };
+  op.backward = [](const BackwardContext& ctx) {
+    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(ctx.attrs);
+    return std::vector<Tensor>{position_embedding(ctx.grad_out, ctx.inputs[0].size(0), a.offset)};
+  };
+  op.kernels[static_cast<int>(DeviceKind::cpu)] = position_embedding_backward_cpu;
+#ifdef MG_WITH_CUDA
+  op.kernels[static_cast<int>(DeviceKind::cuda)] = position_embedding_backward_cuda;
+#endif
+  op.reference = position_embedding_backward_reference;
+  op.describe_attrs = [](const std::any& attrs) {
+    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+    return fmt::format("rows={}, offset={}", a.rows, a.offset);
+  };
+  op.cases = [] {
+    using I = InputSpec;
+    using A = PositionEmbeddingBackwardAttrs;
+    return std::vector<OpCase>{
+        {"from_start", {I::real({5, 3})}, A{8, 0}},
+        {"with_offset", {I::real({4, 3})}, A{8, 3}},
+        {"whole_table", {I::real({6, 2})}, A{6, 0}},
+    };
+  };
+  op.error_cases = [] {
+    using I = InputSpec;
+    using A = PositionEmbeddingBackwardAttrs;
+    return std::vector<ErrorCase>{
+        {"past_table_end", {I::real({6, 3})}, A{8, 3}, "offset 3 with T = 6"},
+    };
+  };
+  registry.add(std::move(op));
+}
+
+}  // namespace mg

@@ -1,0 +1,70 @@
+// sum_to: out = x summed over the axes on which `shape` was broadcast to x's shape.
+//   x [..X], shape S (broadcastable to X) -> out [S]
+// Backward: the upstream gradient broadcast back to x's shape (an add onto zeros).
+#include "sum_to/sum_to.h"
+
+#include "add/add.h"
+#include "common/broadcast.h"
+#include "minigraph/op.h"
+
+namespace mg {
+
+void sum_to_cpu(const KernelContext& ctx);
+void sum_to_reference(const KernelContext& ctx);
+#ifdef MG_WITH_CUDA
+void sum_to_cuda(const KernelContext& ctx);
+#endif
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  static const OpDef& op = OpRegistry::instance().get("sum_to");
+  if (x.defined() && x.shape() == shape) return x;
+  return apply_op(op, {x}, SumToAttrs{shape});
+}
+
+void register_sum_to(OpRegistry& registry) {
+  OpDef op;
+  op.name = "sum_to";
+  op.summary = "sum x down to a shape that broadcasts to it (the reduction of add's backward)";
+  op.inputs = {"x"};
+  op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
+    check_floating(self, 0, in[0]);
+    const Shape& target = attrs_as<SumToAttrs>(attrs).shape;
+    Shape joint;
+    MG_CHECK(broadcast_shapes(target, in[0].shape(), joint) && joint == in[0].shape(), "sum_to",
+             "shape", fmt::format("a shape that broadcasts to x's {}", shape_str(in[0].shape())),
+             "{}", shape_str(target));
+    return OutputSpec{target, in[0].dtype()};
+  };
+  op.backward = [](const BackwardContext& ctx) {
+    Tensor zeros = Tensor::zeros(ctx.inputs[0].shape(), ctx.grad_out.dtype(), ctx.grad_out.device());
+    return std::vector<Tensor>{add(zeros, ctx.grad_out)};
+  };
+  op.kernels[static_cast<int>(DeviceKind::cpu)] = sum_to_cpu;
+#ifdef MG_WITH_CUDA
+  op.kernels[static_cast<int>(DeviceKind::cuda)] = sum_to_cuda;
+#endif
+  op.reference = sum_to_reference;
+  op.describe_attrs = [](const std::any& attrs) {
+    return "shape=" + shape_str(attrs_as<SumToAttrs>(attrs).shape);
+  };
+  op.cases = [] {
+    using I = InputSpec;
+    return std::vector<OpCase>{
+        {"leading_axis", {I::real({2, 3, 4})}, SumToAttrs{{3, 4}}},
+        {"keep_rank", {I::real({2, 3, 4})}, SumToAttrs{{1, 3, 4}}},
+        {"inner_axis", {I::real({2, 3, 4})}, SumToAttrs{{2, 1, 4}}},
+        {"to_scalar_like", {I::real({5, 3})}, SumToAttrs{{1}}},
+        {"andrea_pos_grad", {I::real({3, 16, 8})}, SumToAttrs{{16, 8}}},
+    };
+  };
+  op.error_cases = [] {
+    using I = InputSpec;
+    return std::vector<ErrorCase>{
+        {"not_broadcastable", {I::real({2, 3})}, SumToAttrs{{4}}, "broadcasts to x"},
+        {"larger_target", {I::real({3})}, SumToAttrs{{2, 3}}, "broadcasts to x"},
+    };
+  };
+  registry.add(std::move(op));
+}
+
+}  // namespace mg
