@@ -126,7 +126,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     } else {
       // A gradient that shares storage with someone else's tensor (e.g. the caller's upstream
       // gradient, passed through unchanged) is copied, so later in-place use cannot leak.
-      bool shared = contribution.impl()->storage.use_count() > 1;
+      bool shared = contribution.impl_ptr().use_count() > 1 ||
+                    contribution.impl()->storage.use_count() > 1;
       leaf->grad = (shared ? contribution.clone() : contribution.detach()).impl_ptr();
     }
   }

@@ -1,0 +1,28 @@
+// The table-driven op harness: for every registered op x case x backend x dtype it registers
+// GoogleTest tests (named ops.<op>_<case>_<device>_<dtype>_<check>) that check
+//   - the output shape against the op's rule, and the forward against its naive reference;
+//   - guard bytes after the output (no out-of-bounds writes);
+//   - gradients against finite differences (f64), and every backend against the CPU;
+//   - every error case throws mg::Error naming the op, and leaves the inputs untouched.
+// An op registered with cases is covered without any test code of its own.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "minigraph/op.h"
+
+namespace mg::testing {
+
+// One input of a case, made deterministically from `seed`: real values ~ N(0, 1) made in f64
+// and converted (so every dtype sees the same numbers), ids drawn with repeats.
+Tensor make_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed,
+                  Device device = Device::cpu());
+
+// Registers the tests for every op now in the registry. Call before RUN_ALL_TESTS.
+void register_op_tests();
+
+// The harness's main: registers the tests and runs them.
+int run_op_harness(int argc, char** argv);
+
+}  // namespace mg::testing

@@ -1,0 +1,146 @@
+// The ANDREA input layer and untied head: shapes, parameter names and counts, the summary,
+// x_t = tok_emb[id_t] + pos_emb[t], and gradient checks of the composition.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "minigraph/minigraph.h"
+
+namespace mg::andrea {
+namespace {
+
+AndreaConfig tiny(DType dtype = DType::f32) {
+  AndreaConfig c;
+  c.vocab_size = 11;
+  c.d_model = 4;
+  c.context = 6;
+  c.dtype = dtype;
+  return c;
+}
+
+TEST(Andrea, PresetParameterCountsMatchTheSeed) {
+  AndreaConfig c = AndreaConfig::andrea_120m();
+  EXPECT_EQ(c.token_embedding_parameters(), 6'488'832);
+  EXPECT_EQ(c.position_embedding_parameters(), 786'432);
+  EXPECT_EQ(c.embedding_parameters(), 7'275'264);
+  EXPECT_EQ(c.head_parameters(), 6'488'832);
+}
+
+TEST(Andrea, SummaryPrintsTheSeedTable) {
+  EXPECT_EQ(summary(AndreaConfig::andrea_120m()),
+            "token embedding table           8,449 × 768 =   6,488,832\n"
+            "position embedding table        1,024 × 768 =     786,432\n"
+            "total embedding parameters                      7,275,264\n"
+            "untied output head              768 × 8,449 =   6,488,832\n");
+  EXPECT_EQ(group_thousands(1234567), "1,234,567");
+  EXPECT_EQ(group_thousands(999), "999");
+}
+
+TEST(Andrea, NamedParametersAndCount) {
+  Andrea model(tiny());
+  std::vector<std::string> names;
+  for (auto& [name, p] : model.named_parameters()) {
+    names.push_back(name);
+    EXPECT_TRUE(p.requires_grad()) << name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"input.tok_emb.weight", "input.pos_emb.weight",
+                                             "head.weight"}));
+  EXPECT_EQ(model.num_parameters(), 11 * 4 + 6 * 4 + 4 * 11);
+  EXPECT_EQ(model.input.num_parameters(), 11 * 4 + 6 * 4);
+}
+
+TEST(Andrea, InitialisationIsSeededNormalScaledByOneOverSqrtD) {
+  AndreaConfig c = AndreaConfig::andrea_120m();
+  InputLayer a(c), b(c);
+  auto va = a.tok_emb().weight().to_vector<float>();
+  EXPECT_EQ(va, b.tok_emb().weight().to_vector<float>());
+  double squares = 0;
+  for (float v : va) squares += double(v) * v;
+  EXPECT_NEAR(std::sqrt(squares / va.size()), 1.0 / std::sqrt(768.0), 1e-4);
+  EXPECT_NE(va[0], a.pos_emb().weight().to_vector<float>()[0]);  // separate seeds
+}
+
+TEST(Andrea, InputLayerIsTokenRowPlusPositionRow) {
+  AndreaConfig c = tiny();
+  InputLayer layer(c);
+  std::vector<std::int64_t> id_values{3, 3, 10, 0, 7, 3, 1, 2};
+  Tensor ids = Tensor::from_vector(id_values, {2, 4});
+  for (std::int64_t offset : {0, 2}) {
+    Tensor x = layer.forward(ids, offset);
+    ASSERT_EQ(x.shape(), (Shape{2, 4, 4}));
+    auto tok = layer.tok_emb().weight().to_vector<float>();
+    auto pos = layer.pos_emb().weight().to_vector<float>();
+    auto out = x.to_vector<float>();
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t t = 0; t < 4; ++t)
+        for (std::int64_t d = 0; d < 4; ++d)
+          EXPECT_EQ(out[(b * 4 + t) * 4 + d],
+                    tok[id_values[b * 4 + t] * 4 + d] + pos[(offset + t) * 4 + d]);
+  }
+}
+
+TEST(Andrea, HeadGivesLogitsOverTheVocabulary) {
+  Andrea model(tiny());
+  Tensor logits = model.forward(Tensor::from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  EXPECT_EQ(logits.shape(), (Shape{2, 3, 11}));
+  EXPECT_FALSE(model.head.weight().is_same(model.input.tok_emb().weight()));
+}
+
+TEST(Andrea, EmbeddingGradientSumsRepeatedIdsAndLeavesOtherRowsZero) {
+  InputLayer layer(tiny(DType::f64));
+  Tensor ids = Tensor::from_vector<std::int64_t>({4, 4, 9, 4}, {1, 4});
+  Tensor x = layer.forward(ids);
+  Tensor g = Tensor::normal(x.shape(), 0, 1, 3, DType::f64);
+  x.backward(g);
+  auto grad = layer.tok_emb().weight().grad().to_vector<double>();
+  auto up = g.to_vector<double>();
+  for (std::int64_t row = 0; row < 11; ++row) {
+    for (std::int64_t d = 0; d < 4; ++d) {
+      double expected = 0;
+      for (std::int64_t t = 0; t < 4; ++t)
+        if (ids.at({0, t}) == row) expected += up[t * 4 + d];
+      if (row == 4 || row == 9) {
+        EXPECT_NEAR(grad[row * 4 + d], expected, 1e-15);
+      } else {
+        EXPECT_EQ(grad[row * 4 + d], 0.0) << "untouched row " << row;  // exactly zero
+      }
+    }
+  }
+  auto pos_grad = layer.pos_emb().weight().grad().to_vector<double>();
+  EXPECT_EQ(pos_grad[5 * 4], 0.0);  // position 5 is past T = 4
+}
+
+// The composed input layer + head in f64, with repeated ids and broadcasting over the batch.
+TEST(Andrea, ComposedInputLayerAndHeadPassGradcheck) {
+  Andrea model(tiny(DType::f64));
+  Tensor ids = Tensor::from_vector<std::int64_t>({3, 3, 10, 0, 3, 1, 1, 7, 3, 2}, {2, 5});
+  std::vector<Tensor> params;
+  std::vector<std::string> names;
+  for (auto& [name, p] : model.named_parameters()) {
+    params.push_back(p);
+    names.push_back(name);
+  }
+  GradcheckOptions options;
+  options.atol = 1e-7;
+  auto report = gradcheck(
+      [&](const std::vector<Tensor>&) { return model.forward(ids, /*offset=*/1); }, params, names,
+      options);
+  EXPECT_TRUE(report.passed()) << report.str();
+  ASSERT_EQ(report.inputs.size(), 3u);
+  for (auto& r : report.inputs) {
+    EXPECT_EQ(r.checked, r.name == "input.pos_emb.weight" ? 24 : 44) << r.name;
+    EXPECT_LT(r.max_abs_error, 1e-7) << r.name;
+  }
+}
+
+TEST(Andrea, BadConfigIsAClearError) {
+  AndreaConfig c = tiny();
+  c.d_model = 0;
+  EXPECT_THROW(InputLayer{c}, Error);
+  c = tiny();
+  c.dtype = DType::i64;
+  EXPECT_THROW(summary(c), Error);
+}
+
+}  // namespace
+}  // namespace mg::andrea

@@ -1,0 +1,126 @@
+// The backward engine: accumulation, reuse of a tensor, graph release, grad mode, atomicity.
+#include <gtest/gtest.h>
+
+#include "minigraph/minigraph.h"
+
+namespace mg {
+namespace {
+
+Tensor param(std::vector<double> values, Shape shape) {
+  Tensor t = Tensor::from_vector(values, shape);
+  t.set_requires_grad(true);
+  return t;
+}
+
+TEST(Autograd, TensorUsedTwiceGetsBothContributions) {
+  Tensor x = param({1, 2, 3}, {3});
+  Tensor g = Tensor::from_vector<double>({0.5, -1, 2}, {3});
+  add(x, x).backward(g);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1, -2, 4}));
+}
+
+TEST(Autograd, GradientsAccumulateOverBackwardCallsUntilZeroGrad) {
+  Tensor x = param({1, 2}, {2});
+  Tensor g = Tensor::from_vector<double>({1, 3}, {2});
+  add(x, x).backward(g);
+  add(x, x).backward(g);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{4, 12}));
+  x.zero_grad();
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Autograd, ScalarRootSeedsOne) {
+  Tensor a = param({2}, {1, 1});
+  Tensor b = param({5}, {1, 1});
+  matmul(a, b).backward();
+  EXPECT_EQ(a.grad().item(), 5.0);
+  EXPECT_EQ(b.grad().item(), 2.0);
+}
+
+TEST(Autograd, NonScalarWithoutUpstreamGradientIsAnError) {
+  Tensor x = param({1, 2}, {2});
+  Tensor y = add(x, x);
+  try {
+    y.backward();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "backward");
+    EXPECT_EQ(e.argument(), "grad");
+    EXPECT_NE(std::string(e.what()).find("shape [2]"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Autograd, GraphIsReleasedAfterBackwardUnlessRetained) {
+  Tensor x = param({1}, {1});
+  Tensor kept = add(x, x);
+  kept.backward(Tensor(), /*retain_graph=*/true);
+  kept.backward();
+  EXPECT_EQ(x.grad().item(), 4.0);
+
+  Tensor y = add(x, x);
+  y.backward();
+  Tensor grad_before = x.grad().clone();
+  try {
+    y.backward();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("released by an earlier backward"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(x.grad().to_vector<double>(), grad_before.to_vector<double>());
+}
+
+TEST(Autograd, FailedBackwardLeavesEveryGradientUntouched) {
+  Tensor a = param({1, 2}, {2});
+  Tensor b = param({3, 4}, {2});
+  add(a, b).backward(Tensor::ones({2}, DType::f64));
+  auto a_before = a.grad().to_vector<double>();
+  // Wrong-shaped upstream gradient: rejected before any leaf changes.
+  EXPECT_THROW(add(a, b).backward(Tensor::ones({3}, DType::f64)), Error);
+  EXPECT_THROW(add(a, b).backward(Tensor::ones({2}, DType::f32)), Error);
+  EXPECT_EQ(a.grad().to_vector<double>(), a_before);
+}
+
+TEST(Autograd, NoGradGuardRecordsNothing) {
+  Tensor x = param({1, 2}, {2});
+  {
+    NoGradGuard no_grad;
+    Tensor y = add(x, x);
+    EXPECT_FALSE(y.requires_grad());
+    EXPECT_EQ(y.grad_fn(), nullptr);
+  }
+  EXPECT_TRUE(grad_enabled());
+  EXPECT_TRUE(add(x, x).requires_grad());
+}
+
+TEST(Autograd, ConstantsNeedNoGradient) {
+  Tensor c = Tensor::from_vector<double>({1, 2}, {2});
+  Tensor y = add(c, c);
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_THROW(y.backward(Tensor::ones({2}, DType::f64)), Error);
+}
+
+TEST(Autograd, UpstreamGradientIsNotAliasedByALeaf) {
+  Tensor x = param({1, 2}, {2});
+  Tensor upstream = Tensor::from_vector<double>({1, 1}, {2});
+  x.backward(upstream);
+  upstream.set_flat(0, 100);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1, 1}));
+}
+
+TEST(Autograd, RecordedGraphCanBeWalked) {
+  Tensor table = param({1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor ids = Tensor::from_vector<std::int64_t>({2, 0}, {2});
+  Tensor w = param({1, 0, 0, 1}, {2, 2});
+  Tensor y = matmul(add(embedding(table, ids), position_embedding(table, 2)), w);
+  auto nodes = graph_nodes(y);
+  std::vector<std::string> names;
+  for (const Node* n : nodes) names.push_back(n->op->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"embedding", "position_embedding", "add", "matmul"}));
+  EXPECT_EQ(nodes.back()->inputs[1].is_same(w), true);
+  EXPECT_EQ(nodes.back()->inputs[0].grad_fn().get(), nodes[2]);
+}
+
+}  // namespace
+}  // namespace mg

@@ -1,0 +1,110 @@
+// Tensor construction, host access, sharing semantics and formatting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "minigraph/minigraph.h"
+
+namespace mg {
+namespace {
+
+TEST(Tensor, FromVectorKeepsValuesShapeAndDtype) {
+  Tensor t = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.dtype(), DType::f32);
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.size(-1), 3);
+  EXPECT_EQ(t.at({1, 2}), 6.0);
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(Tensor, IdsKeepTheirIntegerType) {
+  Tensor ids = Tensor::from_vector<std::int64_t>({3, 8448}, {2});
+  EXPECT_EQ(ids.dtype(), DType::i64);
+  EXPECT_EQ(ids.at({1}), 8448.0);
+  EXPECT_EQ(Tensor::from_vector<std::int32_t>({7}, {1}).dtype(), DType::i32);
+}
+
+TEST(Tensor, ZerosOnesFullAndItem) {
+  EXPECT_EQ(Tensor::zeros({2, 2}, DType::f64).to_vector<double>(), std::vector<double>(4, 0.0));
+  EXPECT_EQ(Tensor::ones({3}).to_vector<float>(), std::vector<float>(3, 1.0f));
+  EXPECT_EQ(Tensor::full({1}, 2.5, DType::f64).item(), 2.5);
+}
+
+TEST(Tensor, CopiesShareStorageAndCloneDoesNot) {
+  Tensor a = Tensor::zeros({3});
+  Tensor shared = a;
+  Tensor copy = a.clone();
+  shared.set_flat(1, 7.0);
+  EXPECT_EQ(a.at({1}), 7.0);
+  EXPECT_EQ(copy.at({1}), 0.0);
+  EXPECT_TRUE(shared.is_same(a));
+}
+
+TEST(Tensor, ViewSharesDataUnderANewShape) {
+  Tensor a = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor v = a.view({3, 2});
+  EXPECT_EQ(v.at({2, 1}), 6.0);
+  v.set_flat(0, 9.0);
+  EXPECT_EQ(a.at({0, 0}), 9.0);
+  EXPECT_THROW(a.view({4}), Error);
+}
+
+TEST(Tensor, NormalIsSeededAndHasTheAskedMoments) {
+  Tensor a = Tensor::normal({200, 100}, 0.0, 0.5, 42);
+  Tensor b = Tensor::normal({200, 100}, 0.0, 0.5, 42);
+  Tensor c = Tensor::normal({200, 100}, 0.0, 0.5, 43);
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_NE(a.to_vector<float>(), c.to_vector<float>());
+  double sum = 0, squares = 0;
+  for (double v : a.to_f64_vector()) {
+    sum += v;
+    squares += v * v;
+  }
+  double mean = sum / a.numel(), stddev = std::sqrt(squares / a.numel() - mean * mean);
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(stddev, 0.5, 0.01);
+}
+
+TEST(Tensor, DtypeConversionRoundsToTheTarget) {
+  Tensor a = Tensor::from_vector<double>({1.5, -2.0, 3.25}, {3});
+  EXPECT_EQ(a.to(DType::f32).to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f}));
+  EXPECT_EQ(a.to(DType::i64).to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, -2, 3}));
+}
+
+TEST(Tensor, FormatsShapeDtypeAndValues) {
+  Tensor t = Tensor::from_vector<float>({1, 2}, {1, 2});
+  EXPECT_EQ(fmt::format("{}", t), "Tensor(shape=[1, 2], dtype=f32, device=cpu, values=[1, 2])");
+  EXPECT_EQ(shape_str({8, 1024, 768}), "[8, 1024, 768]");
+  EXPECT_EQ(fmt::format("{} {}", Device::cuda(1), DType::i32), "cuda:1 i32");
+}
+
+TEST(Tensor, BadConstructionAndAccessThrowClearErrors) {
+  try {
+    Tensor::from_vector<float>({1, 2, 3}, {2, 2});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "from_vector: argument 'values': expected 4 values for shape [2, 2], got 3 values");
+  }
+  Tensor t = Tensor::zeros({2, 2});
+  EXPECT_THROW(t.at({2, 0}), Error);
+  EXPECT_THROW(t.item(), Error);
+  EXPECT_THROW(t.to_vector<double>(), Error);
+  EXPECT_THROW(Tensor().shape(), Error);
+  EXPECT_THROW(Tensor::from_vector<std::int64_t>({1}, {1}).set_requires_grad(), Error);
+}
+
+TEST(Tensor, AskingForAMissingDeviceIsAClearError) {
+  if (device_available(Device::cuda(0))) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    Tensor::zeros({2}, DType::f32, Device::cuda(0));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("an available device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mg
