@@ -72,19 +72,31 @@ GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
   }
   MG_CHECK(any, "gradcheck", "inputs", "at least one input that requires grad", "none");
 
+  MG_CHECK(is_floating(options.analytic_dtype), "gradcheck", "analytic_dtype", "f32 or f64",
+           "{}", dtype_name(options.analytic_dtype));
   // Keep the caller's gradients; the check must leave them as they were.
   std::vector<Tensor> saved;
   for (auto t : inputs) {
     saved.push_back(t.grad());
     t.zero_grad();
   }
+  // The analytic pass runs on the inputs themselves (f64) or on detached f32 copies.
+  std::vector<Tensor> analytic_inputs = inputs;
+  if (options.analytic_dtype != DType::f64) {
+    for (auto& t : analytic_inputs) {
+      if (!is_floating(t.dtype())) continue;
+      bool grad = t.requires_grad();
+      t = t.detach().to(options.analytic_dtype);
+      if (grad) t.set_requires_grad(true);
+    }
+  }
 
-  Tensor out = fn(inputs);
-  MG_CHECK(out.dtype() == DType::f64, "gradcheck", "output", "f64", "{}",
-           dtype_name(out.dtype()));
-  Tensor weights = Tensor::normal(out.shape(), 0, 1, options.seed, DType::f64, out.device());
-  auto weight_values = weights.to_f64_vector();
-  out.backward(weights);
+  Tensor out = fn(analytic_inputs);
+  MG_CHECK(out.dtype() == options.analytic_dtype, "gradcheck", "output",
+           std::string(dtype_name(options.analytic_dtype)), "{}", dtype_name(out.dtype()));
+  Tensor weights = Tensor::normal(out.shape(), 0, 1, options.seed, DType::f64);
+  auto weight_values = weights.to_vector<double>();
+  out.backward(weights.to(out.dtype()).to(out.device()));
 
   GradcheckReport report;
   std::mt19937_64 rng(options.seed);
@@ -93,7 +105,7 @@ GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
     if (!input.requires_grad()) continue;
     GradcheckInputReport r;
     r.name = i < names.size() ? names[i] : fmt::format("input{}", i);
-    Tensor analytic = input.grad();
+    Tensor analytic = analytic_inputs[i].grad();
     auto analytic_values =
         analytic.defined() ? analytic.to_f64_vector() : std::vector<double>(input.numel(), 0.0);
     for (std::int64_t index : elements_to_check(input, options.max_checks_per_input, rng)) {

@@ -54,6 +54,7 @@ void register_sum_to(OpRegistry& registry) {
         {"keep_rank", {I::real({2, 3, 4})}, SumToAttrs{{1, 3, 4}}},
         {"inner_axis", {I::real({2, 3, 4})}, SumToAttrs{{2, 1, 4}}},
         {"to_scalar_like", {I::real({5, 3})}, SumToAttrs{{1}}},
+        {"to_scalar", {I::real({2, 3, 4})}, SumToAttrs{{}}},
         {"andrea_pos_grad", {I::real({3, 16, 8})}, SumToAttrs{{16, 8}}},
     };
   };

@@ -19,14 +19,6 @@ Tolerance forward_tolerance(DType dtype) {
   return dtype == DType::f64 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-4};
 }
 
-std::vector<Tensor> make_inputs(const std::vector<InputSpec>& specs, DType real_dtype,
-                                Device device) {
-  std::vector<Tensor> inputs;
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    inputs.push_back(make_input(specs[i], real_dtype, 1000 + i, device));
-  return inputs;
-}
-
 // Where two tensors differ beyond tolerance: the worst element, or "" when they agree.
 std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   if (actual.shape() != expected.shape())
@@ -49,7 +41,7 @@ std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol)
 
 // The naive reference on f64 CPU copies of the inputs.
 Tensor reference_output(const OpDef& op, const OpCase& c) {
-  auto inputs = make_inputs(c.inputs, DType::f64, Device::cpu());
+  auto inputs = make_case_inputs(c.inputs, DType::f64, Device::cpu());
   OutputSpec spec = op.infer(op, inputs, c.attrs);
   Tensor out = Tensor::empty(spec.shape, spec.dtype);
   op.reference(KernelContext{inputs, c.attrs, out});
@@ -69,7 +61,7 @@ bool skip_reason(const OpDef& op, Device device, std::string& why) {
 }
 
 void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype) {
-  auto inputs = make_inputs(c.inputs, dtype, device);
+  auto inputs = make_case_inputs(c.inputs, dtype, device);
   OutputSpec spec = op.infer(op, inputs, c.attrs);
   Tensor expected = reference_output(op, c);
   ASSERT_EQ(spec.shape, expected.shape()) << "shape rule disagrees with the reference";
@@ -95,7 +87,7 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
 }
 
 void check_gradients(const OpDef& op, const OpCase& c, Device device) {
-  auto inputs = make_inputs(c.inputs, DType::f64, device);
+  auto inputs = make_case_inputs(c.inputs, DType::f64, device);
   std::vector<std::string> names = op.inputs;
   GradcheckOptions options;
   options.atol = 1e-6;
@@ -110,7 +102,7 @@ void check_gradients(const OpDef& op, const OpCase& c, Device device) {
 // Forward and backward on `device` against the CPU, same inputs, same upstream gradient.
 void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dtype) {
   auto run = [&](Device d) {
-    auto inputs = make_inputs(c.inputs, dtype, d);
+    auto inputs = make_case_inputs(c.inputs, dtype, d);
     Tensor out = apply_op(op, inputs, c.attrs);
     std::vector<Tensor> results{out.to(Device::cpu())};
     if (out.requires_grad()) {
@@ -131,7 +123,7 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
 }
 
 void check_error(const OpDef& op, const ErrorCase& c, Device device) {
-  auto inputs = make_inputs(c.inputs, DType::f32, device);
+  auto inputs = make_case_inputs(c.inputs, DType::f32, device);
   std::vector<std::vector<double>> before;
   for (auto& t : inputs) before.push_back(t.to_f64_vector());
   try {
@@ -165,24 +157,6 @@ void add_test(const std::string& name, const char* file, std::function<void()> b
 }
 
 }  // namespace
-
-Tensor make_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed, Device device) {
-  std::vector<double> values = spec.values;
-  if (values.empty()) {
-    if (spec.kind == InputSpec::Kind::ids) {
-      std::mt19937_64 rng(seed);
-      values.resize(static_cast<std::size_t>(shape_numel(spec.shape)));
-      for (auto& v : values) v = static_cast<double>(rng() % static_cast<std::uint64_t>(spec.id_limit));
-    } else {
-      values = Tensor::normal(spec.shape, 0, 1, seed, DType::f64).to_vector<double>();
-    }
-  }
-  const bool ids = spec.kind == InputSpec::Kind::ids;
-  DType dtype = spec.dtype.value_or(ids ? DType::i64 : real_dtype);
-  Tensor t = Tensor::from_vector(values, spec.shape).to(dtype).to(device);
-  if (!ids && spec.requires_grad && is_floating(dtype)) t.set_requires_grad(true);
-  return t;
-}
 
 void register_op_tests() {
   const std::vector<Device> devices{Device::cpu(), Device::cuda(0)};

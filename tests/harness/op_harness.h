@@ -7,17 +7,9 @@
 // An op registered with cases is covered without any test code of its own.
 #pragma once
 
-#include <cstdint>
-#include <random>
-
 #include "minigraph/op.h"
 
 namespace mg::testing {
-
-// One input of a case, made deterministically from `seed`: real values ~ N(0, 1) made in f64
-// and converted (so every dtype sees the same numbers), ids drawn with repeats.
-Tensor make_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed,
-                  Device device = Device::cpu());
 
 // Registers the tests for every op now in the registry. Call before RUN_ALL_TESTS.
 void register_op_tests();

@@ -20,6 +20,9 @@ struct GradcheckOptions {
   // repeated and untouched rows are always checked), then random elements up to the budget.
   std::int64_t max_checks_per_input = 4096;
   std::uint64_t seed = 0x5eed;
+  // f32 checks the f32 kernels: the analytic gradient is computed on f32 copies of the inputs
+  // and compared with f64 finite differences (loosen atol/rtol to about 1e-4 / 1e-3 for it).
+  DType analytic_dtype = DType::f64;
 };
 
 struct GradcheckInputReport {

@@ -116,6 +116,14 @@ class OpRegistry {
 // for the inputs' device, and records a node when autograd needs one.
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {});
 
+// The inputs of a case, made deterministically: real values ~ N(0, 1) drawn in f64 and then
+// converted (so every dtype sees the same numbers), ids drawn from [0, id_limit) with repeats.
+// Real inputs take `real_dtype` unless the spec names one, and require grad unless told not to.
+Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed,
+                       Device device = Device::cpu());
+std::vector<Tensor> make_case_inputs(const std::vector<InputSpec>& specs, DType real_dtype,
+                                     Device device = Device::cpu());
+
 // Reads an op's typed attributes.
 template <typename Attrs>
 const Attrs& attrs_as(const std::any& attrs) {

@@ -1,0 +1,35 @@
+// Inputs for op cases: what the harness, `minigraph gradcheck` and benchmarks feed an op.
+#include <random>
+
+#include "minigraph/op.h"
+
+namespace mg {
+
+Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed,
+                       Device device) {
+  const bool ids = spec.kind == InputSpec::Kind::ids;
+  std::vector<double> values = spec.values;
+  if (values.empty() && ids) {
+    MG_CHECK(spec.id_limit > 0, "make_case_input", "id_limit", "a positive id limit", "{}",
+             spec.id_limit);
+    std::mt19937_64 rng(seed);
+    values.resize(static_cast<std::size_t>(shape_numel(spec.shape)));
+    for (auto& v : values) v = static_cast<double>(rng() % static_cast<std::uint64_t>(spec.id_limit));
+  } else if (values.empty()) {
+    values = Tensor::normal(spec.shape, 0, 1, seed, DType::f64).to_vector<double>();
+  }
+  DType dtype = spec.dtype.value_or(ids ? DType::i64 : real_dtype);
+  Tensor t = Tensor::from_vector(values, spec.shape).to(dtype).to(device);
+  if (!ids && spec.requires_grad && is_floating(dtype)) t.set_requires_grad(true);
+  return t;
+}
+
+std::vector<Tensor> make_case_inputs(const std::vector<InputSpec>& specs, DType real_dtype,
+                                     Device device) {
+  std::vector<Tensor> inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    inputs.push_back(make_case_input(specs[i], real_dtype, 1000 + i, device));
+  return inputs;
+}
+
+}  // namespace mg

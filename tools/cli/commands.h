@@ -1,0 +1,13 @@
+// The subcommands of `minigraph`; each file under tools/cli/ adds one to the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace mg::cli {
+
+// Each returns through `exit_code` (0 ok, 1 a failed check); errors are thrown as mg::Error.
+void add_summary_command(CLI::App& app, int& exit_code);
+void add_demo_command(CLI::App& app, int& exit_code);
+void add_gradcheck_command(CLI::App& app, int& exit_code);
+
+}  // namespace mg::cli
