@@ -2,6 +2,7 @@
 // gradients, and samples big inputs while still checking every row.
 #include <gtest/gtest.h>
 
+#include "minigraph/gtest.h"
 #include "minigraph/minigraph.h"
 
 namespace mg {
@@ -46,6 +47,9 @@ TEST(Gradcheck, CatchesAWrongBackwardRule) {
     return apply_op(broken_double(), {in[0]});
   }, {x}, {"x"});
   EXPECT_FALSE(report.passed());
+  auto assertion = gradcheck_passed(report);
+  EXPECT_FALSE(assertion);
+  EXPECT_NE(std::string(assertion.message()).find("gradcheck failed"), std::string::npos);
   EXPECT_FALSE(report.inputs[0].passed);
   EXPECT_NEAR(report.inputs[0].worst_numeric, 2 * report.inputs[0].worst_analytic, 1e-6);
   EXPECT_NE(report.str().find("FAIL"), std::string::npos);
