@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "add/add.h"
 #include "matmul/matmul.h"
 #include "minigraph/error.h"
+#include "token_position_embedding/token_position_embedding.h"
 
 namespace mg::andrea {
 
@@ -32,8 +32,9 @@ InputLayer::InputLayer(const AndreaConfig& config)
 Tensor InputLayer::forward(const Tensor& ids, std::int64_t offset) const {
   MG_CHECK(ids.defined() && ids.dim() == 2, "InputLayer", "ids", "ids of shape [B, T]", "{}",
            ids.defined() ? shape_str(ids.shape()) : "an undefined tensor");
-  // [B, T, D] + [T, D]: the add broadcasts positions over the batch.
-  return add(tok_emb_.forward(ids), pos_emb_.forward(ids.size(1), offset));
+  // One fused pass, tok_emb[ids] + pos_emb[offset..offset+T), instead of a gather, a copy
+  // of the position rows and a broadcasting add (three [B, T, D]-sized passes).
+  return token_position_embedding(tok_emb_.weight(), pos_emb_.weight(), ids, offset);
 }
 
 OutputHead::OutputHead(const AndreaConfig& config)

@@ -1,18 +1,13 @@
-// add on the CPU: Eigen over mapped memory for equal shapes and for the common
-// [..., T, D] + [T, D] broadcast; a strided loop for every other broadcast.
-#include <Eigen/Core>
-
+// add on the CPU: flat loops split across threads for equal shapes and for the common
+// [..., T, D] + [T, D] broadcast (and a scalar operand); a strided loop for every other
+// broadcast.
 #include "common/broadcast.h"
 #include "minigraph/op.h"
+#include "minigraph/threads.h"
 
 namespace mg {
 
 namespace {
-
-template <typename T>
-using Vec = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using ConstVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 template <typename T>
 void add_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -24,6 +19,28 @@ void add_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out) {
                      [&](std::int64_t i, std::int64_t ia, std::int64_t ib) { po[i] = pa[ia] + pb[ib]; });
 }
 
+// out[i] = full[i] + part[i % block] for i in [0, n): the part repeats over leading axes
+// (block == n: equal shapes; block == 1: a scalar). Threads take contiguous ranges.
+template <typename T>
+void add_repeated(const T* full, const T* part, std::int64_t block, T* out, std::int64_t n) {
+  const int threads = threads_for(n);
+  const std::int64_t chunk = (n + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int t = 0; t < threads; ++t) {
+    const std::int64_t end = std::min(n, (t + 1) * chunk);
+    if (block == 1) {
+      const T p = part[0];
+      for (std::int64_t i = t * chunk; i < end; ++i) out[i] = full[i] + p;
+      continue;
+    }
+    for (std::int64_t i = t * chunk; i < end;) {
+      const std::int64_t j = i % block, run = std::min(end - i, block - j);
+      for (std::int64_t k = 0; k < run; ++k) out[i + k] = full[i + k] + part[j + k];
+      i += run;
+    }
+  }
+}
+
 }  // namespace
 
 void add_cpu(const KernelContext& ctx) {
@@ -32,22 +49,13 @@ void add_cpu(const KernelContext& ctx) {
   Tensor& out = ctx.out;
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t n = out.numel();
-    Vec<T> o(out.data<T>(), n);
-    if (a.numel() == n && b.numel() == n) {
-      o = ConstVec<T>(a.data<T>(), n) + ConstVec<T>(b.data<T>(), n);
-      return;
-    }
-    // One operand full-size, the other repeated over leading axes: add block by block.
+    // One operand full-size, the other equal or repeated over leading axes.
     const bool a_full = a.numel() == n && is_leading_broadcast(b.shape(), out.shape());
     const bool b_full = b.numel() == n && is_leading_broadcast(a.shape(), out.shape());
     if ((a_full || b_full) && n > 0) {
       const Tensor& full = a_full ? a : b;
       const Tensor& part = a_full ? b : a;
-      const std::int64_t block = part.numel();
-      ConstVec<T> p(part.data<T>(), block);
-      for (std::int64_t start = 0; start < n; start += block) {
-        Vec<T>(out.data<T>() + start, block) = ConstVec<T>(full.data<T>() + start, block) + p;
-      }
+      add_repeated<T>(full.data<T>(), part.data<T>(), part.numel(), out.data<T>(), n);
       return;
     }
     add_broadcast_loop<T>(a, b, out);

@@ -1,46 +1,118 @@
-// embedding_backward on the CPU: check every id first, zero the gradient table, then add
-// each upstream row into its id's row in position order (deterministic).
-#include <Eigen/Core>
+// embedding_backward on the CPU: check every id first, then sum each table row's upstream rows
+// in position order. Legend: n positions, V rows, D width.
+//
+// Deterministic and parallel by row ownership (as PyTorch's CPU kernel): the positions are
+// grouped by id with a stable counting sort, and each thread computes whole rows of the
+// gradient, row v = 0 + grad[p0] + grad[p1] + ... over its positions p0 < p1 < ... The sum
+// of every row runs in the same order whatever the thread count, so the bits match the
+// sequential reference for any number of threads. Rows no id names are zeroed, and only those.
+#include <omp.h>
+
+#include <cstring>
+#include <vector>
 
 #include "common/ids.h"
 #include "embedding_backward/embedding_backward.h"
-#include "minigraph/backend.h"
 #include "minigraph/op.h"
+#include "minigraph/threads.h"
 
 namespace mg {
 
 namespace {
 
+// Positions grouped by id, each group in position order: the positions of id v are
+// order[first[v] .. first[v + 1]).
+struct PositionsById {
+  std::vector<std::int64_t> first;  // [V + 1]
+  std::vector<std::int64_t> order;  // [n]
+};
+
+template <typename Id>
+PositionsById group_by_id(const Id* id, std::int64_t n, std::int64_t rows) {
+  PositionsById g{std::vector<std::int64_t>(rows + 1, 0), std::vector<std::int64_t>(n)};
+  for (std::int64_t i = 0; i < n; ++i) ++g.first[id[i] + 1];
+  for (std::int64_t v = 0; v < rows; ++v) g.first[v + 1] += g.first[v];
+  std::vector<std::int64_t> next(g.first.begin(), g.first.end() - 1);
+  for (std::int64_t i = 0; i < n; ++i) g.order[next[id[i]]++] = i;
+  return g;
+}
+
+// The first row of thread t's share when rows are split so that every thread reads and
+// writes about as many rows: a row costs one write plus one read per position naming it.
+std::int64_t first_row_of(int t, int threads, const std::vector<std::int64_t>& first) {
+  const std::int64_t rows = static_cast<std::int64_t>(first.size()) - 1;
+  const std::int64_t total = first[rows] + rows;
+  const std::int64_t target = total * t / threads;
+  std::int64_t lo = 0, hi = rows;  // the first row r with first[r] + r >= target
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (first[mid] + mid < target) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 template <typename T, typename Id>
-void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out, bool vectorised) {
+void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out) {
   const std::int64_t rows = out.size(0), width = out.size(1), n = ids.numel();
   const Id* id = ids.data<Id>();
   check_ids_in_range("embedding_backward", id, ids.shape(), rows);
-  backend_for(out.device()).fill_zero(out.raw_data(), out.nbytes());
-  const T* src = grad.data<T>();
-  T* dst = out.data<T>();
-  using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-  using ConstRow = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (vectorised) {
-      Row(dst + id[i] * width, width) += ConstRow(src + i * width, width);
-    } else {
-      for (std::int64_t d = 0; d < width; ++d) dst[id[i] * width + d] += src[i * width + d];
+  const T* src = grad.data<T>();  // [n, D]
+  T* dst = out.data<T>();         // [V, D]
+  const PositionsById g = group_by_id(id, n, rows);
+  const int threads = threads_for((n + rows) * width);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    // The team may be smaller than asked (inside another parallel region): split by its size.
+    const int team = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int64_t begin = first_row_of(t, team, g.first);
+    const std::int64_t end = first_row_of(t + 1, team, g.first);
+    for (std::int64_t v = begin; v < end; ++v) {
+      T* row = dst + v * width;
+      const std::int64_t p_begin = g.first[v], p_end = g.first[v + 1];
+      if (p_begin == p_end) {
+        std::memset(row, 0, width * sizeof(T));
+        continue;
+      }
+      // 0 + x rather than x: the reference starts from zero, and 0 + (-0) is +0.
+      const T* first_row = src + g.order[p_begin] * width;
+      for (std::int64_t d = 0; d < width; ++d) row[d] = T(0) + first_row[d];
+      for (std::int64_t p = p_begin + 1; p < p_end; ++p) {
+        const T* add = src + g.order[p] * width;
+        for (std::int64_t d = 0; d < width; ++d) row[d] += add[d];
+      }
     }
   }
 }
 
-void run(const KernelContext& ctx, bool vectorised) {
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    dispatch_ids(ctx.inputs[1].dtype(), [&]<typename Id>() {
-      scatter_add_rows<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out, vectorised);
-    });
-  });
+template <typename T, typename Id>
+void scatter_add_rows_reference(const Tensor& grad, const Tensor& ids, Tensor& out) {
+  const std::int64_t rows = out.size(0), width = out.size(1), n = ids.numel();
+  const Id* id = ids.data<Id>();
+  check_ids_in_range("embedding_backward", id, ids.shape(), rows);
+  const T* src = grad.data<T>();
+  T* dst = out.data<T>();
+  for (std::int64_t i = 0; i < rows * width; ++i) dst[i] = T(0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t d = 0; d < width; ++d) dst[id[i] * width + d] += src[i * width + d];
+  }
 }
 
 }  // namespace
 
-void embedding_backward_cpu(const KernelContext& ctx) { run(ctx, true); }
-void embedding_backward_reference(const KernelContext& ctx) { run(ctx, false); }
+void embedding_backward_cpu(const KernelContext& ctx) {
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(ctx.inputs[1].dtype(), [&]<typename Id>() {
+      scatter_add_rows<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out);
+    });
+  });
+}
+
+void embedding_backward_reference(const KernelContext& ctx) {
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(ctx.inputs[1].dtype(), [&]<typename Id>() {
+      scatter_add_rows_reference<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out);
+    });
+  });
+}
 
 }  // namespace mg

@@ -1,9 +1,14 @@
-// sum_to on the CPU: an Eigen column sum when the target repeats over leading axes (the
-// [B, T, D] -> [T, D] of the position gradient), a strided loop otherwise.
-#include <Eigen/Core>
+// sum_to on the CPU. When the target repeats over leading axes (the [B, T, D] -> [T, D] of
+// the position gradient, or the whole tensor to a scalar loss) x is read as [rows, inner] and
+// summed over rows, split across threads so that the bits do not depend on the thread count:
+// by columns when there are many (each column summed in row order), else by fixed chunks of
+// rows whose partial sums are added in chunk order. A strided loop for every other target.
+#include <algorithm>
+#include <vector>
 
 #include "common/broadcast.h"
 #include "minigraph/op.h"
+#include "minigraph/threads.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
@@ -21,6 +26,54 @@ void sum_to_loop(const Tensor& x, Tensor& out) {
                      [&](std::int64_t i, std::int64_t io, std::int64_t) { po[io] += px[i]; });
 }
 
+// out [inner] = sum over r of x [rows, inner]; threads take ranges of columns.
+template <typename T>
+void sum_rows_by_columns(const T* x, std::int64_t rows, std::int64_t inner, T* out) {
+  constexpr std::int64_t kMinColumnsPerThread = 64;
+  if (rows == 0) {
+    std::fill(out, out + inner, T(0));
+    return;
+  }
+  const int threads = static_cast<int>(
+      std::clamp<std::int64_t>(inner / kMinColumnsPerThread, 1, threads_for(rows * inner)));
+  const std::int64_t chunk = (inner + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int t = 0; t < threads; ++t) {
+    const std::int64_t begin = t * chunk, end = std::min(inner, begin + chunk);
+    for (std::int64_t c = begin; c < end; ++c) out[c] = x[c];
+    for (std::int64_t r = 1; r < rows; ++r) {
+      const T* row = x + r * inner;
+      for (std::int64_t c = begin; c < end; ++c) out[c] += row[c];
+    }
+  }
+}
+
+// The sum of x [n] (a scalar loss): fixed chunks summed in kLanes independent lanes (which
+// the compiler vectorises), then the chunks' sums added in order.
+template <typename T>
+T sum_all(const T* x, std::int64_t n) {
+  constexpr std::int64_t kChunk = 1 << 16, kLanes = 16;
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<T> partial(chunks);
+  const int threads = threads_for(n);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    const std::int64_t begin = k * kChunk, end = std::min(n, begin + kChunk);
+    T lanes[kLanes] = {};
+    std::int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+      for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += x[i + l];
+    }
+    T sum = 0;
+    for (; i < end; ++i) sum += x[i];
+    for (std::int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+    partial[k] = sum;
+  }
+  T total = 0;
+  for (T p : partial) total += p;
+  return total;
+}
+
 }  // namespace
 
 void sum_to_cpu(const KernelContext& ctx) {
@@ -29,9 +82,11 @@ void sum_to_cpu(const KernelContext& ctx) {
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t inner = out.numel();
     if (inner > 0 && is_leading_broadcast(attrs_as<SumToAttrs>(ctx.attrs).shape, x.shape())) {
-      using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      Eigen::Map<const Matrix> rows(x.data<T>(), x.numel() / inner, inner);
-      Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(out.data<T>(), inner) = rows.colwise().sum();
+      if (inner == 1) {
+        out.data<T>()[0] = sum_all<T>(x.data<T>(), x.numel());
+      } else {
+        sum_rows_by_columns<T>(x.data<T>(), x.numel() / inner, inner, out.data<T>());
+      }
       return;
     }
     sum_to_loop<T>(x, out);

@@ -1,4 +1,5 @@
-// The CPU backend: 64-byte aligned host memory, so Eigen and BLAS see aligned rows.
+// The CPU backend: 64-byte aligned host memory (so Eigen and BLAS see aligned rows) from a
+// caching allocator (cpu_allocator.h).
 #pragma once
 
 #include "minigraph/backend.h"

@@ -1,0 +1,52 @@
+# The GEMM library behind matmul on the CPU, chosen at configure time:
+#   -DMINIGRAPH_BLAS=AUTO      (default) OpenBLAS when found, else Eigen's own GEMM
+#   -DMINIGRAPH_BLAS=OpenBLAS  OpenBLAS, an error when missing (Debian: libopenblas-dev)
+#   -DMINIGRAPH_BLAS=BLIS      BLIS, an error when missing (Debian: libblis-dev)
+#   -DMINIGRAPH_BLAS=Eigen     no BLAS: Eigen's GEMM
+# OpenBLAS is the default because it measured faster than BLIS at ANDREA's head shapes
+# (docs/performance.md). `minigraph bench` reports the library in use.
+#
+# Sets MINIGRAPH_GEMM_LIBRARY (OpenBLAS, BLIS or Eigen) and minigraph_use_blas(<target>),
+# which links the library PRIVATE by full path (so the installed static library's link line
+# names it without a find_dependency) and defines MG_GEMM_OPENBLAS or MG_GEMM_BLIS.
+set(MINIGRAPH_BLAS AUTO CACHE STRING "GEMM library for the CPU: AUTO, OpenBLAS, BLIS or Eigen")
+set_property(CACHE MINIGRAPH_BLAS PROPERTY STRINGS AUTO OpenBLAS BLIS Eigen)
+
+set(MINIGRAPH_GEMM_LIBRARY Eigen)
+if(MINIGRAPH_BLAS STREQUAL "AUTO" OR MINIGRAPH_BLAS STREQUAL "OpenBLAS")
+  # Debian's OpenBLAS ships a CMake config (version, include dir, library).
+  find_package(OpenBLAS CONFIG QUIET)
+  if(OpenBLAS_FOUND)
+    find_path(MINIGRAPH_CBLAS_INCLUDE_DIR cblas.h PATHS ${OpenBLAS_INCLUDE_DIRS} NO_DEFAULT_PATH)
+    set(MINIGRAPH_BLAS_LIBRARY ${OpenBLAS_LIBRARIES})
+  else()
+    find_path(MINIGRAPH_CBLAS_INCLUDE_DIR openblas_config.h
+              PATH_SUFFIXES openblas openblas-pthread openblas-openmp)
+    find_library(MINIGRAPH_BLAS_LIBRARY NAMES openblas)
+  endif()
+  if(MINIGRAPH_CBLAS_INCLUDE_DIR AND MINIGRAPH_BLAS_LIBRARY)
+    set(MINIGRAPH_GEMM_LIBRARY OpenBLAS)
+  elseif(MINIGRAPH_BLAS STREQUAL "OpenBLAS")
+    message(FATAL_ERROR "MINIGRAPH_BLAS=OpenBLAS, but OpenBLAS was not found (libopenblas-dev)")
+  endif()
+elseif(MINIGRAPH_BLAS STREQUAL "BLIS")
+  find_path(MINIGRAPH_CBLAS_INCLUDE_DIR blis.h PATH_SUFFIXES blis blis-openmp blis-pthread)
+  find_library(MINIGRAPH_BLAS_LIBRARY NAMES blis)
+  if(NOT MINIGRAPH_CBLAS_INCLUDE_DIR OR NOT MINIGRAPH_BLAS_LIBRARY)
+    message(FATAL_ERROR "MINIGRAPH_BLAS=BLIS, but BLIS was not found (libblis-dev)")
+  endif()
+  set(MINIGRAPH_GEMM_LIBRARY BLIS)
+elseif(NOT MINIGRAPH_BLAS STREQUAL "Eigen")
+  message(FATAL_ERROR "MINIGRAPH_BLAS must be AUTO, OpenBLAS, BLIS or Eigen, not '${MINIGRAPH_BLAS}'")
+endif()
+message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${MINIGRAPH_BLAS_LIBRARY}")
+
+function(minigraph_use_blas target)
+  if(MINIGRAPH_GEMM_LIBRARY STREQUAL "Eigen")
+    return()
+  endif()
+  string(TOUPPER ${MINIGRAPH_GEMM_LIBRARY} upper)
+  target_compile_definitions(${target} PRIVATE MG_GEMM_${upper})
+  target_include_directories(${target} SYSTEM PRIVATE ${MINIGRAPH_CBLAS_INCLUDE_DIR})
+  target_link_libraries(${target} PRIVATE ${MINIGRAPH_BLAS_LIBRARY})
+endfunction()

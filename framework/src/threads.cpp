@@ -1,0 +1,86 @@
+// The one thread setting: it sizes minigraph's OpenMP loops (each names its thread count),
+// Eigen's GEMM (the fallback when no BLAS was found) and the BLAS library's own pool.
+#include "minigraph/threads.h"
+
+#include <omp.h>
+#include <sched.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "minigraph/error.h"
+
+#if defined(MG_GEMM_OPENBLAS)
+#include <cblas.h>
+#elif defined(MG_GEMM_BLIS)
+#include <blis.h>
+#endif
+
+namespace mg {
+
+namespace {
+
+// Below this many elements per thread a kernel stays on one thread: waking a second thread
+// costs microseconds, about what one thread needs to stream 32 K floats.
+constexpr std::int64_t kMinWorkPerThread = 32 * 1024;
+
+int cores_available() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void apply(int threads) {
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+#if defined(MG_GEMM_OPENBLAS)
+  openblas_set_num_threads(threads);
+#elif defined(MG_GEMM_BLIS)
+  bli_thread_set_num_threads(threads);
+#endif
+}
+
+// The setting, applied to every pool on first use so that a program that never calls
+// set_num_threads still gets one consistent size (the BLAS reads its own default from the
+// environment otherwise).
+std::atomic<int>& setting() {
+  static std::atomic<int> threads = [] {
+    const int n = cores_available();
+    apply(n);
+    return n;
+  }();
+  return threads;
+}
+
+}  // namespace
+
+void set_num_threads(int threads) {
+  MG_CHECK(threads >= 1, "set_num_threads", "threads", "at least 1", "{}", threads);
+  setting().store(threads);
+  apply(threads);
+}
+
+int num_threads() { return setting().load(std::memory_order_relaxed); }
+
+int threads_for(std::int64_t work) {
+  const std::int64_t useful = work / kMinWorkPerThread;
+  return static_cast<int>(std::clamp<std::int64_t>(useful, 1, num_threads()));
+}
+
+std::string gemm_library() {
+#if defined(MG_GEMM_OPENBLAS)
+  // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
+  std::string config = openblas_get_config();
+  const std::string version = config.substr(0, config.find(' ', config.find(' ') + 1));
+  return fmt::format("{} ({} kernels)", version, openblas_get_corename());
+#elif defined(MG_GEMM_BLIS)
+  return fmt::format("BLIS {}", bli_info_get_version_str());
+#else
+  return fmt::format("Eigen {}.{}.{} (no BLAS)", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                     EIGEN_MINOR_VERSION);
+#endif
+}
+
+}  // namespace mg

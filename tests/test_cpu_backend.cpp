@@ -1,0 +1,121 @@
+// The CPU backend's runtime: the one thread setting, kernels whose bits do not depend on the
+// thread count (the embedding scatter-add above all), and the caching allocator.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "minigraph/cpu.h"
+#include "minigraph/minigraph.h"
+#include "minigraph/threads.h"
+
+namespace mg {
+namespace {
+
+// Restores the thread setting when a test ends.
+class ThreadsTest : public ::testing::Test {
+ protected:
+  void TearDown() override { set_num_threads(saved_); }
+
+ private:
+  int saved_ = num_threads();
+};
+
+// Ids [B, T] from [0, rows), with repeats: rows hit zero, one and many times.
+Tensor random_ids(std::int64_t batch, std::int64_t length, std::int64_t rows, std::uint64_t seed) {
+  Tensor draws = Tensor::normal({batch, length}, 0, 1, seed, DType::f64);
+  std::vector<std::int64_t> ids;
+  for (double x : draws.to_vector<double>()) {
+    ids.push_back(static_cast<std::int64_t>(std::abs(x) * rows / 3) % rows);  // skewed
+  }
+  return Tensor::from_vector(ids, {batch, length});
+}
+
+// The float tensors' exact bits.
+std::vector<std::uint32_t> bits(const Tensor& t) {
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(t.numel()));
+  std::memcpy(out.data(), t.raw_data(), t.nbytes());
+  return out;
+}
+
+// Runs fn on 1 thread and on 2, returning both results.
+template <typename Fn>
+std::pair<std::vector<Tensor>, std::vector<Tensor>> on_one_and_two_threads(Fn fn) {
+  set_num_threads(1);
+  auto one = fn();
+  set_num_threads(2);
+  auto two = fn();
+  return {one, two};
+}
+
+TEST_F(ThreadsTest, SettingIsAppliedAndChecked) {
+  set_num_threads(3);
+  EXPECT_EQ(num_threads(), 3);
+  EXPECT_EQ(threads_for(10), 1);  // small tensors stay on one thread
+  EXPECT_EQ(threads_for(std::int64_t{1} << 30), 3);
+  EXPECT_THROW(set_num_threads(0), Error);
+  EXPECT_EQ(num_threads(), 3);
+  EXPECT_FALSE(gemm_library().empty());
+}
+
+TEST_F(ThreadsTest, EmbeddingBackwardBitsDoNotDependOnThreadCount) {
+  const std::int64_t rows = 3000, width = 96;
+  Tensor ids = random_ids(4, 1024, rows, 5);
+  Tensor grad = Tensor::normal({4, 1024, width}, 0, 1, 6);
+  auto [one, two] = on_one_and_two_threads([&] {
+    return std::vector<Tensor>{embedding_backward(grad, ids, rows)};
+  });
+  EXPECT_EQ(bits(one[0]), bits(two[0]));
+  // And the same bits as the sequential reference (zero, then add in position order).
+  const OpDef& op = OpRegistry::instance().get("embedding_backward");
+  Tensor reference = Tensor::empty({rows, width}, DType::f32);
+  std::vector<Tensor> inputs{grad, ids};
+  op.reference(KernelContext{inputs, EmbeddingBackwardAttrs{rows}, reference});
+  EXPECT_EQ(bits(two[0]), bits(reference));
+}
+
+TEST_F(ThreadsTest, InputLayerForwardAndGradientBitsDoNotDependOnThreadCount) {
+  andrea::AndreaConfig config;
+  config.vocab_size = 2000, config.d_model = 64, config.context = 512;
+  andrea::Andrea model(config);
+  Tensor ids = random_ids(2, 512, config.vocab_size, 7);
+  auto [one, two] = on_one_and_two_threads([&] {
+    model.zero_grad();
+    Tensor x = model.input.forward(ids);
+    Tensor loss = sum(x);
+    loss.backward();
+    return std::vector<Tensor>{x, loss, model.input.tok_emb().weight().grad(),
+                               model.input.pos_emb().weight().grad()};
+  });
+  for (std::size_t i = 0; i < one.size(); ++i) EXPECT_EQ(bits(one[i]), bits(two[i])) << i;
+}
+
+TEST(CpuMemory, SteadyStateStepTakesNoMemoryFromTheSystem) {
+  andrea::AndreaConfig config;
+  config.vocab_size = 500, config.d_model = 32, config.context = 64;
+  andrea::Andrea model(config);
+  Tensor ids = random_ids(2, 64, config.vocab_size, 9);
+  auto step = [&] {
+    model.zero_grad();
+    sum(model.forward(ids)).backward();
+  };
+  step();
+  step();
+  const auto before = cpu::memory_stats();
+  for (int i = 0; i < 3; ++i) step();
+  const auto after = cpu::memory_stats();
+  EXPECT_EQ(after.system_allocations, before.system_allocations);
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_LE(after.in_use_bytes, after.reserved_bytes);
+}
+
+TEST(CpuMemory, EmptyCacheReturnsUnusedBlocks) {
+  { Tensor big = Tensor::zeros({1 << 20}); }
+  EXPECT_GT(cpu::memory_stats().reserved_bytes, cpu::memory_stats().in_use_bytes);
+  cpu::empty_cache();
+  const auto stats = cpu::memory_stats();
+  EXPECT_EQ(stats.reserved_bytes, stats.in_use_bytes);
+}
+
+}  // namespace
+}  // namespace mg
