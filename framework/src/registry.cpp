@@ -1,5 +1,6 @@
 // The op registry and the dispatcher every op call goes through.
 #include <algorithm>
+#include <utility>
 
 #include "minigraph/op.h"
 
@@ -10,7 +11,9 @@ void register_builtin_ops(OpRegistry& registry);  // ops/register_builtin_ops.cp
 OpRegistry& OpRegistry::instance() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry;  // never destroyed: ops may run during static destruction
+    std::string previous = r->exchange_origin("builtin");
     register_builtin_ops(*r);
+    r->exchange_origin(std::move(previous));
     return r;
   }();
   return *registry;
@@ -24,8 +27,13 @@ const OpDef& OpRegistry::add(OpDef op) {
            "none");
   MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
            "a CPU kernel", "none");
+  op.origin = origin_;
   ops_.push_back(std::make_unique<OpDef>(std::move(op)));
   return *ops_.back();
+}
+
+std::string OpRegistry::exchange_origin(std::string origin) {
+  return std::exchange(origin_, std::move(origin));
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {
@@ -50,6 +58,16 @@ std::vector<const OpDef*> OpRegistry::all() const {
   return out;
 }
 
+namespace {
+thread_local const OpObserver* g_op_observer = nullptr;
+}  // namespace
+
+OpObserverScope::OpObserverScope(OpObserver observer)
+    : observer_(std::move(observer)), previous_(g_op_observer) {
+  g_op_observer = &observer_;
+}
+OpObserverScope::~OpObserverScope() { g_op_observer = previous_; }
+
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   MG_CHECK(inputs.size() == op.inputs.size(), op.name, "inputs",
            fmt::format("{} ({})", op.inputs.size(), fmt::join(op.inputs, ", ")), "{}",
@@ -69,6 +87,7 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
            "{} (no {} kernel for '{}')", device.str(), device_kind_name(device.kind), op.name);
   Tensor out = Tensor::empty(spec.shape, spec.dtype, device);
   kernel(KernelContext{inputs, attrs, out});
+  if (g_op_observer != nullptr) [[unlikely]] (*g_op_observer)(op, inputs, attrs, out);
 
   bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
                                               [](const Tensor& t) { return t.requires_grad(); });

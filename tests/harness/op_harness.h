@@ -7,14 +7,18 @@
 // An op registered with cases is covered without any test code of its own.
 #pragma once
 
+#include <string_view>
+
 #include "minigraph/op.h"
 
 namespace mg::testing {
 
-// Registers the tests for every op now in the registry. Call before RUN_ALL_TESTS.
-void register_op_tests();
+// Registers the tests for the ops now in the registry: every op, or only those whose
+// OpDef::origin is `origin` (an op library's harness tests its own ops, not the built-ins
+// again). Call before RUN_ALL_TESTS.
+void register_op_tests(std::string_view origin = {});
 
 // The harness's main: registers the tests and runs them.
-int run_op_harness(int argc, char** argv);
+int run_op_harness(int argc, char** argv, std::string_view origin = {});
 
 }  // namespace mg::testing

@@ -9,5 +9,9 @@ namespace mg::cli {
 void add_summary_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_gradcheck_command(CLI::App& app, int& exit_code);
+void add_ops_command(CLI::App& app, int& exit_code);
+void add_graph_command(CLI::App& app, int& exit_code);
+// --plugin PATH and MINIGRAPH_PLUGINS: call before adding the subcommands.
+void add_plugin_option(CLI::App& app);
 
 }  // namespace mg::cli

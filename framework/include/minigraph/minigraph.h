@@ -1,5 +1,5 @@
-// The umbrella header: tensors, autograd, modules, gradcheck, every built-in op and the
-// ANDREA layers.
+// The umbrella header: tensors, autograd, modules, gradcheck, graph pictures, op libraries,
+// every built-in op and the ANDREA layers.
 #pragma once
 
 #include "minigraph/autograd.h"
@@ -7,8 +7,10 @@
 #include "minigraph/error.h"
 #include "minigraph/format.h"
 #include "minigraph/gradcheck.h"
+#include "minigraph/graphviz.h"
 #include "minigraph/module.h"
 #include "minigraph/op.h"
 #include "minigraph/ops.h"
+#include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
 #include "andrea/model.h"

@@ -93,6 +93,9 @@ struct OpDef {
   std::function<std::vector<OpCase>()> cases;
   std::function<std::vector<ErrorCase>()> error_cases;
   std::function<std::string(const std::any&)> describe_attrs;  // "T=4, offset=2"
+  // Where the op came from, set by the registry: "builtin", "program" (code linked into the
+  // program), or the op library that registered it (see plugin.h). Shown by `minigraph ops`.
+  std::string origin;
 
   Kernel kernel(DeviceKind kind) const { return kernels[static_cast<int>(kind)]; }
 };
@@ -107,14 +110,35 @@ class OpRegistry {
   const OpDef& get(std::string_view name) const;  // throws mg::Error naming the known ops
   const OpDef* find(std::string_view name) const;
   std::vector<const OpDef*> all() const;
+  // Marks the ops added from now on with `origin` (OpDef::origin); returns the previous mark
+  // so the caller can restore it.
+  std::string exchange_origin(std::string origin);
 
  private:
   std::vector<std::unique_ptr<OpDef>> ops_;
+  std::string origin_ = "program";
 };
 
 // Runs an op: checks devices, applies the shape rule, allocates the output, runs the kernel
 // for the inputs' device, and records a node when autograd needs one.
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {});
+
+// Sees every op that apply_op runs on this thread while an OpObserverScope is alive, after
+// its kernel ran. Graph pictures use it to record the ops a backward rule runs; with no
+// observer, apply_op pays a single branch.
+using OpObserver = std::function<void(const OpDef& op, std::span<const Tensor> inputs,
+                                      const std::any& attrs, const Tensor& out)>;
+class OpObserverScope {
+ public:
+  explicit OpObserverScope(OpObserver observer);  // replaces the current observer until destroyed
+  ~OpObserverScope();
+  OpObserverScope(const OpObserverScope&) = delete;
+  OpObserverScope& operator=(const OpObserverScope&) = delete;
+
+ private:
+  OpObserver observer_;
+  const OpObserver* previous_;
+};
 
 // The inputs of a case, made deterministically: real values ~ N(0, 1) drawn in f64 and then
 // converted (so every dtype sees the same numbers), ids drawn from [0, id_limit) with repeats.

@@ -1,0 +1,73 @@
+// scaled_gelu and scaled_gelu_backward on the CPU, each with its naive reference.
+//   N elements; x [N] (any shape, contiguous), grad [N] -> out [N]
+// The kernels compute Phi(x) = erfc(-x / sqrt 2) / 2, which keeps its precision for very
+// negative x; the references use the textbook (1 + erf(x / sqrt 2)) / 2 in double, so the
+// harness compares two different formulas.
+#include <cmath>
+#include <numbers>
+
+#include "scaled_gelu/scaled_gelu.h"
+
+namespace mg {
+
+namespace {
+
+constexpr double kInvSqrt2 = 1.0 / std::numbers::sqrt2;
+constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;  // 1 / sqrt(2 pi)
+
+template <typename T>
+T normal_cdf(T x) {
+  return T(0.5) * std::erfc(-x * T(kInvSqrt2));
+}
+
+template <typename T>
+T normal_pdf(T x) {
+  return T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
+}
+
+double scale_of(const KernelContext& ctx) { return attrs_as<ScaledGeluAttrs>(ctx.attrs).scale; }
+
+}  // namespace
+
+void scaled_gelu_cpu(const KernelContext& ctx) {
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    const T* x = ctx.inputs[0].data<T>();
+    T* out = ctx.out.data<T>();
+    const T scale = static_cast<T>(scale_of(ctx));
+    for (std::int64_t i = 0, n = ctx.out.numel(); i < n; ++i) out[i] = scale * x[i] * normal_cdf(x[i]);
+  });
+}
+
+void scaled_gelu_backward_cpu(const KernelContext& ctx) {
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    const T* grad = ctx.inputs[0].data<T>();
+    const T* x = ctx.inputs[1].data<T>();
+    T* out = ctx.out.data<T>();
+    const T scale = static_cast<T>(scale_of(ctx));
+    for (std::int64_t i = 0, n = ctx.out.numel(); i < n; ++i) {
+      out[i] = grad[i] * scale * (normal_cdf(x[i]) + x[i] * normal_pdf(x[i]));
+    }
+  });
+}
+
+void scaled_gelu_reference(const KernelContext& ctx) {
+  const auto x = ctx.inputs[0].to_f64_vector();
+  const double scale = scale_of(ctx);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double gelu = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+    ctx.out.set_flat(static_cast<std::int64_t>(i), scale * gelu);
+  }
+}
+
+void scaled_gelu_backward_reference(const KernelContext& ctx) {
+  const auto grad = ctx.inputs[0].to_f64_vector();
+  const auto x = ctx.inputs[1].to_f64_vector();
+  const double scale = scale_of(ctx);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double cdf = 0.5 * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+    const double pdf = std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2.0 * std::numbers::pi);
+    ctx.out.set_flat(static_cast<std::int64_t>(i), grad[i] * scale * (cdf + x[i] * pdf));
+  }
+}
+
+}  // namespace mg

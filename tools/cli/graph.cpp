@@ -1,0 +1,116 @@
+// minigraph graph: the recorded graph of the ANDREA input layer + head, forward and
+// backward, as Graphviz DOT (and SVG through Graphviz's `dot` with --svg). By default the
+// layer is written op by op, as the model is defined (embedding, position_embedding, add,
+// matmul); --as-model draws Andrea::forward as the module runs it (a fused op, where it uses
+// one). Shapes are the preset's unless given; the batch is small: the structure matters.
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "add/add.h"
+#include "andrea/model.h"
+#include "embedding/embedding.h"
+#include "matmul/matmul.h"
+#include "commands.h"
+#include "minigraph/error.h"
+#include "minigraph/graphviz.h"
+#include "position_embedding/position_embedding.h"
+#include "sum_to/sum_to.h"
+
+extern char** environ;
+
+namespace mg::cli {
+
+namespace {
+
+struct GraphOptions {
+  andrea::AndreaConfig config;
+  std::int64_t batch = 2, tokens = 8;
+  std::string out = "andrea-graph.dot";
+  bool svg = false, forward_only = false, as_model = false;
+};
+
+std::string andrea_dot(const GraphOptions& o) {
+  andrea::Andrea model(o.config);
+  std::mt19937_64 rng(7);
+  std::vector<std::int64_t> values(static_cast<std::size_t>(o.batch * o.tokens));
+  for (auto& id : values) id = static_cast<std::int64_t>(rng() % o.config.vocab_size);
+  Tensor ids = Tensor::from_vector(values, {o.batch, o.tokens});
+  Tensor logits = o.as_model ? model.forward(ids)
+                             : matmul(add(embedding(model.input.tok_emb().weight(), ids),
+                                          position_embedding(model.input.pos_emb().weight(), o.tokens)),
+                                      model.head.weight());
+  Tensor loss = sum(logits);
+  DotOptions options;
+  options.parameters = model.named_parameters();
+  options.inputs = {{"ids", ids}};
+  options.backward = !o.forward_only;
+  options.title = fmt::format("ANDREA input layer + untied head, loss = sum(logits); V={}, D={}, T_max={}",
+                              o.config.vocab_size, o.config.d_model, o.config.context);
+  return to_dot(loss, options);
+}
+
+// Runs `dot -Tsvg in -o out` without a shell; returns an error message, empty on success.
+std::string render_svg(const std::string& dot_file, const std::string& svg_file) {
+  std::vector<std::string> args{"dot", "-Tsvg", dot_file, "-o", svg_file};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
+  if (rc == ENOENT) {
+    return "Graphviz's `dot` is not on PATH (Debian: apt-get install graphviz); "
+           "render later with: dot -Tsvg " + dot_file + " -o " + svg_file;
+  }
+  if (rc != 0) return fmt::format("could not run dot: {}", std::strerror(rc));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "dot failed on " + dot_file;
+  return "";
+}
+
+std::string svg_name(const std::string& dot_file) {
+  const bool dot_suffix = dot_file.size() > 4 && dot_file.ends_with(".dot");
+  return (dot_suffix ? dot_file.substr(0, dot_file.size() - 4) : dot_file) + ".svg";
+}
+
+}  // namespace
+
+void add_graph_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("graph", "write the ANDREA input layer + head graph as Graphviz DOT");
+  auto o = std::make_shared<GraphOptions>();
+  cmd->add_option("--out", o->out, "the DOT file to write")->capture_default_str();
+  cmd->add_flag("--svg", o->svg, "also render an SVG next to it with Graphviz's dot");
+  cmd->add_flag("--forward-only", o->forward_only, "leave out the backward cluster");
+  cmd->add_flag("--as-model", o->as_model, "draw Andrea::forward as the module runs it");
+  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size V")->capture_default_str();
+  cmd->add_option("--d-model", o->config.d_model, "model width D")->capture_default_str();
+  cmd->add_option("--context", o->config.context, "positions T_max")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "sequences B")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--tokens", o->tokens, "tokens per sequence T")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->callback([o, &exit_code] {
+    const std::string dot = andrea_dot(*o);
+    std::ofstream file(o->out);
+    file << dot;
+    file.close();
+    MG_CHECK(file.good(), "graph", "--out", "a writable file", "'{}'", o->out);
+    fmt::print("wrote {}\n", o->out);
+    exit_code = 0;
+    if (!o->svg) return;
+    const std::string svg = svg_name(o->out);
+    const std::string problem = render_svg(o->out, svg);
+    if (problem.empty()) {
+      fmt::print("wrote {}\n", svg);
+    } else {
+      fmt::print(stderr, "no SVG: {}\n", problem);
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace mg::cli
