@@ -12,3 +12,23 @@ if(NOT MINIGRAPH_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "minigraph: CUDA backend ${MINIGRAPH_WITH_CUDA}")
+
+if(MINIGRAPH_WITH_CUDA)
+  # sm_90 machine code (H100/H200) plus compute_90 PTX, which newer GPUs compile at load time.
+  # One architecture keeps CI builds lean; set explicitly because CMake's detection of the
+  # native GPU fails on machines without one. Override with -DCMAKE_CUDA_ARCHITECTURES=...
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)
+  endif()
+  # C++17 in .cu files: what CCCL needs, and the newest dialect CMake 3.24/3.25 can ask nvcc
+  # for. The kernels need nothing newer; C++20 stays on the host side.
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(CMAKE_CUDA_EXTENSIONS OFF)
+  # The shared runtime, for minigraph and every program linking it: one CUDA runtime per
+  # process (CUDA::cudart), not a static copy beside it.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  message(STATUS "minigraph: CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+endif()
