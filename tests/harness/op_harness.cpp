@@ -95,7 +95,7 @@ void check_gradients(const OpDef& op, const OpCase& c, Device device) {
   auto report = gradcheck([&](const std::vector<Tensor>& in) { return apply_op(op, in, c.attrs); },
                           inputs, names, options);
   EXPECT_TRUE(report.passed()) << op.name << "/" << c.name << " on " << device.str()
-                               << ": analytic gradient differs from finite differences\n"
+                               << " f64: analytic gradient differs from finite differences\n"
                                << report.str();
 }
 
@@ -118,7 +118,8 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
   for (std::size_t i = 0; i < on_cpu.size(); ++i) {
     EXPECT_EQ(compare(on_device[i], on_cpu[i], tol), "")
         << op.name << "/" << c.name << (i == 0 ? " forward" : " gradient of input ")
-        << (i == 0 ? "" : std::to_string(i)) << " on " << device.str() << " vs cpu";
+        << (i == 0 ? "" : std::to_string(i)) << " on " << device.str() << " "
+        << dtype_name(dtype) << " vs cpu";
   }
 }
 
