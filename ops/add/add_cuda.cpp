@@ -3,6 +3,7 @@
 // layer's token + position add; anything else goes through strides, after dropping size-1
 // axes and merging axes that are contiguous in both inputs (so the layout fits 8 axes).
 #include "add/add_cuda.cuh"
+
 #include "backends/cuda/cuda_backend.h"
 #include "common/broadcast.h"
 #include "minigraph/op.h"
@@ -21,16 +22,15 @@ cuda::BroadcastLayout broadcast_layout(const Shape& a, const Shape& b, const Sha
   int rank = 0;
   for (std::size_t axis = 0; axis < out.size(); ++axis) {
     if (out[axis] == 1) continue;
-    const bool merges = rank > 0 &&
-                        layout.stride_a[rank - 1] == stride_a[axis] * out[axis] &&
+    const bool merges = rank > 0 && layout.stride_a[rank - 1] == stride_a[axis] * out[axis] &&
                         layout.stride_b[rank - 1] == stride_b[axis] * out[axis];
     if (merges) {
       layout.size[rank - 1] *= out[axis];
     } else {
-      MG_CHECK(rank < cuda::kMaxBroadcastRank, "add", "b",
-               fmt::format("a broadcast of at most {} axis groups on CUDA",
-                           cuda::kMaxBroadcastRank),
-               "shapes {} and {}", shape_str(a), shape_str(b));
+      MG_CHECK(
+          rank < cuda::kMaxBroadcastRank, "add", "b",
+          fmt::format("a broadcast of at most {} axis groups on CUDA", cuda::kMaxBroadcastRank),
+          "shapes {} and {}", shape_str(a), shape_str(b));
       layout.size[rank] = out[axis];
       ++rank;
     }

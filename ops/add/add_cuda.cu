@@ -88,15 +88,14 @@ void add_broadcast(const T* a, const T* b, T* out, std::int64_t count,
                    const BroadcastLayout& layout, cudaStream_t stream) {
   if (count == 0) return;
   add_broadcast_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(a, b, out, count,
-                                                                          layout);
+                                                                           layout);
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-#define MG_INSTANTIATE(T)                                                                      \
-  template void add_same_shape<T>(const T*, const T*, T*, std::int64_t, cudaStream_t);         \
-  template void add_repeated<T>(const T*, const T*, T*, std::int64_t, std::int64_t,            \
-                                cudaStream_t);                                                 \
-  template void add_broadcast<T>(const T*, const T*, T*, std::int64_t, const BroadcastLayout&, \
+#define MG_INSTANTIATE(T)                                                                          \
+  template void add_same_shape<T>(const T*, const T*, T*, std::int64_t, cudaStream_t);             \
+  template void add_repeated<T>(const T*, const T*, T*, std::int64_t, std::int64_t, cudaStream_t); \
+  template void add_broadcast<T>(const T*, const T*, T*, std::int64_t, const BroadcastLayout&,     \
                                  cudaStream_t);
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)

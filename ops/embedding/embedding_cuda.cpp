@@ -1,8 +1,9 @@
 // embedding on CUDA, the host side: check the ids on the device (an out-of-range id throws the
 // CPU's error, and the context stays usable), then launch the row gather (embedding_cuda.cu).
+#include "embedding/embedding_cuda.cuh"
+
 #include "backends/cuda/cuda_backend.h"
 #include "common/ids.h"
-#include "embedding/embedding_cuda.cuh"
 #include "minigraph/op.h"
 
 namespace mg {

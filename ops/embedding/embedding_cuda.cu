@@ -16,7 +16,7 @@ __global__ void gather_rows_kernel(const Element* __restrict__ table, const Id* 
                                    std::int64_t width) {
   for (std::int64_t row = blockIdx.x; row < count; row += gridDim.x) {
     const Element* src = table + static_cast<std::int64_t>(ids[row]) * width;  // (D,)
-    Element* dst = out + row * width;                                           // (D,)
+    Element* dst = out + row * width;                                          // (D,)
     for (std::int64_t d = threadIdx.x; d < width; d += blockDim.x) dst[d] = src[d];
   }
 }
@@ -25,7 +25,7 @@ template <typename Element, typename Id>
 void launch_gather(const Element* table, const Id* ids, Element* out, std::int64_t count,
                    std::int64_t width, cudaStream_t stream) {
   gather_rows_kernel<<<blocks_for(count, 1), threads_for_row(width), 0, stream>>>(table, ids, out,
-                                                                                 count, width);
+                                                                                  count, width);
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -43,8 +43,9 @@ void gather_rows(const T* table, const Id* ids, T* out, std::int64_t count, std:
   }
 }
 
-#define MG_INSTANTIATE(T, Id) \
-  template void gather_rows<T, Id>(const T*, const Id*, T*, std::int64_t, std::int64_t, cudaStream_t);
+#define MG_INSTANTIATE(T, Id)                                                           \
+  template void gather_rows<T, Id>(const T*, const Id*, T*, std::int64_t, std::int64_t, \
+                                   cudaStream_t);
 MG_INSTANTIATE(float, std::int32_t)
 MG_INSTANTIATE(float, std::int64_t)
 MG_INSTANTIATE(double, std::int32_t)

@@ -1,9 +1,10 @@
 // embedding_backward on CUDA, the host side: check the ids on the device (the CPU's error for
 // an out-of-range id), zero the gradient table, then the deterministic sorted scatter-add
 // (embedding_backward_cuda.cu) with scratch from the backend's pool.
+#include "embedding_backward/embedding_backward_cuda.cuh"
+
 #include "backends/cuda/cuda_backend.h"
 #include "common/ids.h"
-#include "embedding_backward/embedding_backward_cuda.cuh"
 #include "minigraph/op.h"
 
 namespace mg {
@@ -22,8 +23,8 @@ void embedding_backward_cuda(const KernelContext& ctx) {
       backend, cuda::scatter_add_scratch_bytes(count, rows, width, dtype_size(grad.dtype())));
   dispatch_float(ctx.out.dtype(), [&]<typename T>() {
     dispatch_ids(ids.dtype(), [&]<typename Id>() {
-      cuda::scatter_add_rows(grad.data<T>(), ids.data<Id>(), ctx.out.data<T>(), count, rows,
-                             width, scratch.data(), backend.stream());
+      cuda::scatter_add_rows(grad.data<T>(), ids.data<Id>(), ctx.out.data<T>(), count, rows, width,
+                             scratch.data(), backend.stream());
     });
   });
 }

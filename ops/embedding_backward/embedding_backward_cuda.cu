@@ -23,18 +23,18 @@ constexpr std::int64_t kRowsPerChunk = 32;
 
 // Scratch buffers, carved from one allocation; with a null base it only adds up the bytes.
 struct Scratch {
-  std::uint64_t* keys_in;        // (N,) ids as sort keys
-  std::uint64_t* keys;           // (N,) sorted ids
-  std::int64_t* positions_in;    // (N,) 0..N-1
-  std::int64_t* positions;       // (N,) positions, sorted by id
-  std::int64_t* is_start;        // (N,) 1 where a segment starts
-  std::int64_t* segment_index;   // (N,) exclusive scan of is_start
-  std::int64_t* segment_begin;   // (N + 1,) first sorted index of each segment, then N
-  std::uint64_t* segment_id;     // (N,) the id of each segment
-  std::int64_t* chunk_count;     // (N,) chunks of a segment longer than K, else 0
-  std::int64_t* chunk_begin;     // (N,) exclusive scan of chunk_count
-  std::int64_t* num_segments;    // (1,)
-  void* partial;                 // (max_chunks, D) chunk sums
+  std::uint64_t* keys_in;       // (N,) ids as sort keys
+  std::uint64_t* keys;          // (N,) sorted ids
+  std::int64_t* positions_in;   // (N,) 0..N-1
+  std::int64_t* positions;      // (N,) positions, sorted by id
+  std::int64_t* is_start;       // (N,) 1 where a segment starts
+  std::int64_t* segment_index;  // (N,) exclusive scan of is_start
+  std::int64_t* segment_begin;  // (N + 1,) first sorted index of each segment, then N
+  std::uint64_t* segment_id;    // (N,) the id of each segment
+  std::int64_t* chunk_count;    // (N,) chunks of a segment longer than K, else 0
+  std::int64_t* chunk_begin;    // (N,) exclusive scan of chunk_count
+  std::int64_t* num_segments;   // (1,)
+  void* partial;                // (max_chunks, D) chunk sums
   void* cub_temp;
   std::size_t cub_temp_bytes;
   std::size_t total_bytes;
@@ -74,11 +74,11 @@ Scratch carve(void* base, std::int64_t count, std::int64_t rows, std::int64_t wi
   s.num_segments = static_cast<std::int64_t*>(take(sizeof(std::int64_t)));
   s.partial = take(static_cast<std::size_t>(max_chunks(count) * width) * element_size);
   std::size_t sort_bytes = 0, scan_bytes = 0;
-  MG_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, sort_bytes, s.keys_in, s.keys, s.positions_in, s.positions, count, 0,
-      key_bits(rows)));
-  MG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, s.is_start, s.segment_index,
-                                              count));
+  MG_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.keys_in, s.keys,
+                                                s.positions_in, s.positions, count, 0,
+                                                key_bits(rows)));
+  MG_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, s.is_start, s.segment_index, count));
   s.cub_temp_bytes = std::max(sort_bytes, scan_bytes);
   s.cub_temp = take(s.cub_temp_bytes);
   s.total_bytes = used;
@@ -161,8 +161,8 @@ __global__ void sum_chunks_kernel(const T* __restrict__ grad,
     const std::int64_t first =
         s.segment_begin[segment] + (c - s.chunk_begin[segment]) * kRowsPerChunk;
     const std::int64_t segment_end = s.segment_begin[segment + 1];
-    const std::int64_t last = first + kRowsPerChunk < segment_end ? first + kRowsPerChunk
-                                                                  : segment_end;
+    const std::int64_t last =
+        first + kRowsPerChunk < segment_end ? first + kRowsPerChunk : segment_end;
     for (std::int64_t d = threadIdx.x; d < width; d += blockDim.x) {
       partial[c * width + d] = sum_rows(grad, positions, first, last, width, d);
     }
@@ -182,8 +182,8 @@ __global__ void write_segments_kernel(const T* __restrict__ grad,
     const std::int64_t first_chunk = s.chunk_begin[segment];
     for (std::int64_t d = threadIdx.x; d < width; d += blockDim.x) {
       if (chunks == 0) {
-        dst[d] = sum_rows(grad, positions, s.segment_begin[segment],
-                          s.segment_begin[segment + 1], width, d);
+        dst[d] = sum_rows(grad, positions, s.segment_begin[segment], s.segment_begin[segment + 1],
+                          width, d);
       } else {
         T sum = 0;
         for (std::int64_t c = first_chunk; c < first_chunk + chunks; ++c) {
@@ -219,8 +219,7 @@ void scatter_add_rows(const T* grad, const Id* ids, T* out, std::int64_t count, 
   MG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, s.cub_temp_bytes, s.is_start,
                                               s.segment_index, count, stream));
   record_segments_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
-      s.keys, s.is_start, s.segment_index, count, s.segment_begin, s.segment_id,
-      s.num_segments);
+      s.keys, s.is_start, s.segment_index, count, s.segment_begin, s.segment_id, s.num_segments);
   MG_CUDA_CHECK(cudaGetLastError());
   count_chunks_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s.segment_begin, s.num_segments,
                                                                count, s.chunk_count);
@@ -228,11 +227,11 @@ void scatter_add_rows(const T* grad, const Id* ids, T* out, std::int64_t count, 
   MG_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, s.cub_temp_bytes, s.chunk_count,
                                               s.chunk_begin, count, stream));
   const unsigned int threads = threads_for_row(width);
-  sum_chunks_kernel<T><<<blocks_for(max_chunks(count), 1), threads, 0, stream>>>(
-      grad, s.positions, s, width);
+  sum_chunks_kernel<T>
+      <<<blocks_for(max_chunks(count), 1), threads, 0, stream>>>(grad, s.positions, s, width);
   MG_CUDA_CHECK(cudaGetLastError());
-  write_segments_kernel<T><<<blocks_for(count, 1), threads, 0, stream>>>(grad, s.positions, s,
-                                                                         width, out);
+  write_segments_kernel<T>
+      <<<blocks_for(count, 1), threads, 0, stream>>>(grad, s.positions, s, width, out);
   MG_CUDA_CHECK(cudaGetLastError());
 }
 

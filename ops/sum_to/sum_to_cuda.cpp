@@ -1,9 +1,10 @@
 // sum_to on CUDA, the host side: describe x's axes as kept (in out) or reduced (summed away),
 // then run the deterministic reduction (sum_to_cuda.cu).
+#include "sum_to/sum_to_cuda.cuh"
+
 #include "backends/cuda/cuda_backend.h"
 #include "minigraph/op.h"
 #include "sum_to/sum_to.h"
-#include "sum_to/sum_to_cuda.cuh"
 
 namespace mg {
 
@@ -61,8 +62,7 @@ void sum_to_cuda(const KernelContext& ctx) {
     backend.fill_zero(out.raw_data(), out.nbytes());
     return;
   }
-  const cuda::ReduceLayout layout =
-      reduce_layout(x.shape(), attrs_as<SumToAttrs>(ctx.attrs).shape);
+  const cuda::ReduceLayout layout = reduce_layout(x.shape(), attrs_as<SumToAttrs>(ctx.attrs).shape);
   cuda::DeviceBuffer scratch(backend, cuda::sum_to_scratch_bytes(layout, dtype_size(out.dtype())));
   dispatch_float(out.dtype(), [&]<typename T>() {
     cuda::sum_to_launch(x.data<T>(), out.data<T>(), layout, scratch.data(), backend.stream());

@@ -44,15 +44,16 @@ __global__ void sum_per_thread_kernel(const T* __restrict__ x, T* __restrict__ o
   for (std::int64_t j = global_thread(); j < layout.kept.count; j += global_stride()) {
     const T* base = x + offset_of(layout.kept, j);
     T sum = 0;
-    for (std::int64_t r = 0; r < layout.reduced.count; ++r) sum += base[offset_of(layout.reduced, r)];
+    for (std::int64_t r = 0; r < layout.reduced.count; ++r)
+      sum += base[offset_of(layout.reduced, r)];
     out[j] = sum;
   }
 }
 
 // dst[j * chunks + c] = sum of chunk c of output j's elements.
 template <typename T>
-__global__ void sum_chunks_kernel(const T* __restrict__ x, ReduceLayout layout,
-                                  std::int64_t chunks, T* __restrict__ dst) {
+__global__ void sum_chunks_kernel(const T* __restrict__ x, ReduceLayout layout, std::int64_t chunks,
+                                  T* __restrict__ dst) {
   __shared__ T partial[kThreadsPerBlock];
   const std::int64_t chunk_length = (layout.reduced.count + chunks - 1) / chunks;
   for (std::int64_t item = blockIdx.x; item < layout.kept.count * chunks; item += gridDim.x) {
@@ -99,7 +100,7 @@ void sum_to_launch(const T* x, T* out, const ReduceLayout& layout, void* scratch
                    cudaStream_t stream) {
   if (one_thread_per_output(layout)) {
     sum_per_thread_kernel<<<blocks_for(layout.kept.count), kThreadsPerBlock, 0, stream>>>(x, out,
-                                                                                         layout);
+                                                                                          layout);
     MG_CUDA_CHECK(cudaGetLastError());
     return;
   }

@@ -15,6 +15,9 @@ namespace mg {
 
 void token_position_embedding_cpu(const KernelContext& ctx);
 void token_position_embedding_reference(const KernelContext& ctx);
+#ifdef MG_WITH_CUDA
+void token_position_embedding_cuda(const KernelContext& ctx);
+#endif
 
 Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table,
                                 const Tensor& ids, std::int64_t offset) {
@@ -72,6 +75,9 @@ void register_token_position_embedding(OpRegistry& registry) {
   op.infer = token_position_embedding_infer;
   op.backward = token_position_embedding_backward;
   op.kernels[static_cast<int>(DeviceKind::cpu)] = token_position_embedding_cpu;
+#ifdef MG_WITH_CUDA
+  op.kernels[static_cast<int>(DeviceKind::cuda)] = token_position_embedding_cuda;
+#endif
   op.reference = token_position_embedding_reference;
   op.describe_attrs = [](const std::any& attrs) {
     return fmt::format("offset={}", attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset);

@@ -10,8 +10,8 @@ namespace mg::cuda {
 
 namespace {
 
-constexpr std::size_t kSmallRounding = 512;        // cudaMalloc aligns to 256 anyway
-constexpr std::size_t kLargeRounding = 1u << 20;   // coarse steps let large blocks serve again
+constexpr std::size_t kSmallRounding = 512;       // cudaMalloc aligns to 256 anyway
+constexpr std::size_t kLargeRounding = 1u << 20;  // coarse steps let large blocks serve again
 constexpr std::size_t kLargeThreshold = 1u << 20;
 
 std::size_t rounded_size(std::size_t bytes) {

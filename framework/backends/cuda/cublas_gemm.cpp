@@ -34,17 +34,16 @@ void gemm_row_major(cublasHandle_t handle, const RowMajorGemm& g) {
 
   const bool f64 = g.dtype == DType::f64;
   const cudaDataType_t type = f64 ? CUDA_R_64F : CUDA_R_32F;
-  const cublasComputeType_t compute = f64           ? CUBLAS_COMPUTE_64F
+  const cublasComputeType_t compute = f64            ? CUBLAS_COMPUTE_64F
                                       : allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                      : CUBLAS_COMPUTE_32F;
   const double one64 = 1, zero64 = 0;
   const float one32 = 1, zero32 = 0;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
-  MG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, op_b, op_a, n, m, k, alpha, g.b, type, ld_b,
-                                             g.stride_b, g.a, type, ld_a, g.stride_a, beta, g.c,
-                                             type, n, g.stride_c, batch, compute,
-                                             CUBLAS_GEMM_DEFAULT));
+  MG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, op_b, op_a, n, m, k, alpha, g.b, type, ld_b, g.stride_b, g.a, type, ld_a, g.stride_a,
+      beta, g.c, type, n, g.stride_c, batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace mg::cuda

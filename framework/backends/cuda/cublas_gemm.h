@@ -15,7 +15,8 @@ namespace mg::cuda {
                                      int line);
 
 inline void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] throw_cublas_error(status, call, file, line);
+  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
+    throw_cublas_error(status, call, file, line);
 }
 
 // c[i] = op(a[i]) op(b[i]) for i < batch, every matrix row-major and contiguous:

@@ -1,9 +1,10 @@
 // The host side of the device id check: queue the scan, read back the first bad position.
+#include "id_check.cuh"
+
 #include <limits>
 
 #include "cuda_backend.h"
 #include "cuda_check.h"
-#include "id_check.cuh"
 #include "minigraph/op.h"
 
 namespace mg::cuda {

@@ -23,7 +23,7 @@ template <typename Id>
 void find_first_bad_id(const Id* ids, std::int64_t count, std::int64_t rows,
                        unsigned long long* first_bad, cudaStream_t stream) {
   find_first_bad_id_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(ids, count, rows,
-                                                                              first_bad);
+                                                                               first_bad);
   MG_CUDA_CHECK(cudaGetLastError());
 }
 

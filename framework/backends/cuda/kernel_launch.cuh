@@ -22,8 +22,8 @@ inline unsigned int blocks_for(std::int64_t work_items, std::int64_t per_block =
 
 // Threads for a block that walks one row of `width` items: whole warps, at most a full block.
 inline unsigned int threads_for_row(std::int64_t width) {
-  return static_cast<unsigned int>(std::clamp<std::int64_t>((width + 31) / 32 * 32, 32,
-                                                            kThreadsPerBlock));
+  return static_cast<unsigned int>(
+      std::clamp<std::int64_t>((width + 31) / 32 * 32, 32, kThreadsPerBlock));
 }
 
 // float4 for float, double2 for double: 16 bytes, one vector load.
@@ -35,8 +35,7 @@ inline constexpr std::int64_t kVecLanes = 16 / sizeof(T);
 // True when rows of `width` elements at these pointers can be read and written as Vec16.
 template <typename T, typename... Ptrs>
 bool vec16_ok(std::int64_t width, const Ptrs*... ptrs) {
-  return width % kVecLanes<T> == 0 &&
-         ((reinterpret_cast<std::uintptr_t>(ptrs) % 16 == 0) && ...);
+  return width % kVecLanes<T> == 0 && ((reinterpret_cast<std::uintptr_t>(ptrs) % 16 == 0) && ...);
 }
 
 __device__ inline float4 operator+(float4 a, float4 b) {
