@@ -1,4 +1,5 @@
-# CUDA is optional: AUTO enables it when a CUDA compiler is found.
+# CUDA is optional: AUTO builds the CUDA backend when a CUDA compiler and cuBLAS are found, ON
+# requires them, OFF leaves the backend out. Sets MINIGRAPH_WITH_CUDA for the rest of the build.
 set(MINIGRAPH_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
 set_property(CACHE MINIGRAPH_CUDA PROPERTY STRINGS AUTO ON OFF)
 set(MINIGRAPH_WITH_CUDA OFF)
@@ -11,7 +12,6 @@ if(NOT MINIGRAPH_CUDA STREQUAL "OFF")
     message(FATAL_ERROR "MINIGRAPH_CUDA=ON but no CUDA compiler was found")
   endif()
 endif()
-message(STATUS "minigraph: CUDA backend ${MINIGRAPH_WITH_CUDA}")
 
 if(MINIGRAPH_WITH_CUDA)
   # sm_90 machine code (H100/H200) plus compute_90 PTX, which newer GPUs compile at load time.
@@ -29,6 +29,17 @@ if(MINIGRAPH_WITH_CUDA)
   # process (CUDA::cudart), not a static copy beside it.
   set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
-  find_package(CUDAToolkit REQUIRED)
-  message(STATUS "minigraph: CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  find_package(CUDAToolkit)
+  if(NOT TARGET CUDA::cudart OR NOT TARGET CUDA::cublas)
+    if(MINIGRAPH_CUDA STREQUAL "ON")
+      message(FATAL_ERROR "MINIGRAPH_CUDA=ON but the CUDA Toolkit's runtime or cuBLAS was not found")
+    endif()
+    message(WARNING "minigraph: nvcc found but not the CUDA runtime and cuBLAS; building without CUDA")
+    set(MINIGRAPH_WITH_CUDA OFF)
+  endif()
+endif()
+if(MINIGRAPH_WITH_CUDA)
+  message(STATUS "minigraph: CUDA backend ON (CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "minigraph: CUDA backend OFF")
 endif()
