@@ -78,8 +78,10 @@ void CachingAllocator::release_cached() {
 
 void CachingAllocator::release_cached_locked() {
   MG_CUDA_CHECK(cudaSetDevice(device_));
+  // A pooled block may still be read by queued kernels of its last owner.
+  MG_CUDA_CHECK(cudaDeviceSynchronize());
   for (auto& [size, ptr] : free_blocks_) {
-    MG_CUDA_CHECK(cudaFree(ptr));  // waits for the device, so queued work on ptr is done
+    MG_CUDA_CHECK(cudaFree(ptr));
     block_sizes_.erase(ptr);
     stats_.reserved_bytes -= size;
   }
