@@ -4,7 +4,7 @@
 #   -DMINIGRAPH_BLAS=BLIS      BLIS, an error when missing (Debian: libblis-dev)
 #   -DMINIGRAPH_BLAS=Eigen     no BLAS: Eigen's GEMM
 # OpenBLAS is the default because it measured faster than BLIS at ANDREA's head shapes
-# (docs/performance.md). `minigraph bench` reports the library in use.
+# (docs/performance.md); `minigraph bench` reports the library in use.
 #
 # Sets MINIGRAPH_GEMM_LIBRARY (OpenBLAS, BLIS or Eigen) and minigraph_use_blas(<target>),
 # which links the library PRIVATE by full path (so the installed static library's link line
@@ -14,32 +14,36 @@ set_property(CACHE MINIGRAPH_BLAS PROPERTY STRINGS AUTO OpenBLAS BLIS Eigen)
 
 set(MINIGRAPH_GEMM_LIBRARY Eigen)
 if(MINIGRAPH_BLAS STREQUAL "AUTO" OR MINIGRAPH_BLAS STREQUAL "OpenBLAS")
-  # Debian's OpenBLAS ships a CMake config (version, include dir, library).
-  find_package(OpenBLAS CONFIG QUIET)
-  if(OpenBLAS_FOUND)
-    find_path(MINIGRAPH_CBLAS_INCLUDE_DIR cblas.h PATHS ${OpenBLAS_INCLUDE_DIRS} NO_DEFAULT_PATH)
-    set(MINIGRAPH_BLAS_LIBRARY ${OpenBLAS_LIBRARIES})
-  else()
-    find_path(MINIGRAPH_CBLAS_INCLUDE_DIR openblas_config.h
-              PATH_SUFFIXES openblas openblas-pthread openblas-openmp)
-    find_library(MINIGRAPH_BLAS_LIBRARY NAMES openblas)
+  # Debian ships OpenBLAS built on OpenMP (libopenblas-openmp-dev) beside the default pthread
+  # build. The OpenMP one runs on minigraph's own OpenMP pool; the pthread one brings a second
+  # pool whose threads compete with it for the cores (a whole step measured 5-10 % slower), so
+  # it is taken only when the OpenMP one is missing. Both ship a CMake config.
+  find_package(OpenBLAS CONFIG QUIET
+               PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/cmake/openblas
+               NO_DEFAULT_PATH)
+  if(NOT OpenBLAS_FOUND)
+    find_package(OpenBLAS CONFIG QUIET)
   endif()
-  if(MINIGRAPH_CBLAS_INCLUDE_DIR AND MINIGRAPH_BLAS_LIBRARY)
+  if(OpenBLAS_FOUND)
     set(MINIGRAPH_GEMM_LIBRARY OpenBLAS)
+    set(blas_include_dir ${OpenBLAS_INCLUDE_DIRS})
+    set(blas_library ${OpenBLAS_LIBRARIES})
   elseif(MINIGRAPH_BLAS STREQUAL "OpenBLAS")
     message(FATAL_ERROR "MINIGRAPH_BLAS=OpenBLAS, but OpenBLAS was not found (libopenblas-dev)")
   endif()
 elseif(MINIGRAPH_BLAS STREQUAL "BLIS")
-  find_path(MINIGRAPH_CBLAS_INCLUDE_DIR blis.h PATH_SUFFIXES blis blis-openmp blis-pthread)
-  find_library(MINIGRAPH_BLAS_LIBRARY NAMES blis)
-  if(NOT MINIGRAPH_CBLAS_INCLUDE_DIR OR NOT MINIGRAPH_BLAS_LIBRARY)
+  find_path(MINIGRAPH_BLIS_INCLUDE_DIR blis.h PATH_SUFFIXES blis blis-openmp blis-pthread)
+  find_library(MINIGRAPH_BLIS_LIBRARY NAMES blis)
+  if(NOT MINIGRAPH_BLIS_INCLUDE_DIR OR NOT MINIGRAPH_BLIS_LIBRARY)
     message(FATAL_ERROR "MINIGRAPH_BLAS=BLIS, but BLIS was not found (libblis-dev)")
   endif()
   set(MINIGRAPH_GEMM_LIBRARY BLIS)
+  set(blas_include_dir ${MINIGRAPH_BLIS_INCLUDE_DIR})
+  set(blas_library ${MINIGRAPH_BLIS_LIBRARY})
 elseif(NOT MINIGRAPH_BLAS STREQUAL "Eigen")
   message(FATAL_ERROR "MINIGRAPH_BLAS must be AUTO, OpenBLAS, BLIS or Eigen, not '${MINIGRAPH_BLAS}'")
 endif()
-message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${MINIGRAPH_BLAS_LIBRARY}")
+message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${blas_library}")
 
 function(minigraph_use_blas target)
   if(MINIGRAPH_GEMM_LIBRARY STREQUAL "Eigen")
@@ -47,6 +51,6 @@ function(minigraph_use_blas target)
   endif()
   string(TOUPPER ${MINIGRAPH_GEMM_LIBRARY} upper)
   target_compile_definitions(${target} PRIVATE MG_GEMM_${upper})
-  target_include_directories(${target} SYSTEM PRIVATE ${MINIGRAPH_CBLAS_INCLUDE_DIR})
-  target_link_libraries(${target} PRIVATE ${MINIGRAPH_BLAS_LIBRARY})
+  target_include_directories(${target} SYSTEM PRIVATE ${blas_include_dir})
+  target_link_libraries(${target} PRIVATE ${blas_library})
 endfunction()

@@ -1,4 +1,4 @@
-// The one thread setting: it sizes minigraph's OpenMP loops (each names its thread count),
+// The one thread setting: it sizes minigraph's parallel loops (parallel_for, on OpenMP),
 // Eigen's GEMM (the fallback when no BLAS was found) and the BLAS library's own pool.
 #include "minigraph/threads.h"
 
@@ -69,12 +69,23 @@ int threads_for(std::int64_t work) {
   return static_cast<int>(std::clamp<std::int64_t>(useful, 1, num_threads()));
 }
 
+namespace detail {
+void run_parts_in_parallel(int parts, void (*body)(void* context, int part), void* context) {
+  // A worksharing loop, not one part per thread id: every part runs even when the team is
+  // smaller than asked (inside another parallel region).
+#pragma omp parallel for num_threads(parts) schedule(static)
+  for (int part = 0; part < parts; ++part) body(context, part);
+}
+}  // namespace detail
+
 std::string gemm_library() {
 #if defined(MG_GEMM_OPENBLAS)
   // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
   std::string config = openblas_get_config();
   const std::string version = config.substr(0, config.find(' ', config.find(' ') + 1));
-  return fmt::format("{} ({} kernels)", version, openblas_get_corename());
+  const int threading = openblas_get_parallel();  // 0 none, 1 its own pthreads, 2 OpenMP
+  return fmt::format("{} ({} kernels, {})", version, openblas_get_corename(),
+                     threading == 2 ? "OpenMP threads" : threading == 1 ? "pthreads" : "serial");
 #elif defined(MG_GEMM_BLIS)
   return fmt::format("BLIS {}", bli_info_get_version_str());
 #else

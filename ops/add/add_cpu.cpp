@@ -20,25 +20,23 @@ void add_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 // out[i] = full[i] + part[i % block] for i in [0, n): the part repeats over leading axes
-// (block == n: equal shapes; block == 1: a scalar). Threads take contiguous ranges.
+// (block == n: equal shapes; block == 1: a scalar), in contiguous ranges across threads.
 template <typename T>
 void add_repeated(const T* full, const T* part, std::int64_t block, T* out, std::int64_t n) {
-  const int threads = threads_for(n);
-  const std::int64_t chunk = (n + threads - 1) / threads;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int t = 0; t < threads; ++t) {
-    const std::int64_t end = std::min(n, (t + 1) * chunk);
+  const int parts = threads_for(n);
+  parallel_for(parts, [&](int thread_part) {
+    const Range r = part_range(n, parts, thread_part);
     if (block == 1) {
       const T p = part[0];
-      for (std::int64_t i = t * chunk; i < end; ++i) out[i] = full[i] + p;
-      continue;
+      for (std::int64_t i = r.begin; i < r.end; ++i) out[i] = full[i] + p;
+      return;
     }
-    for (std::int64_t i = t * chunk; i < end;) {
-      const std::int64_t j = i % block, run = std::min(end - i, block - j);
+    for (std::int64_t i = r.begin; i < r.end;) {
+      const std::int64_t j = i % block, run = std::min(r.end - i, block - j);
       for (std::int64_t k = 0; k < run; ++k) out[i + k] = full[i + k] + part[j + k];
       i += run;
     }
-  }
+  });
 }
 
 }  // namespace

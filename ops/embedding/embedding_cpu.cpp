@@ -18,11 +18,13 @@ void gather_rows(const Tensor& table, const Tensor& ids, Tensor& out) {
   check_ids_in_range("embedding", id, ids.shape(), rows);
   const T* src = table.data<T>();
   T* dst = out.data<T>();
-  const int threads = threads_for(n * width);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::memcpy(dst + i * width, src + id[i] * width, width * sizeof(T));
-  }
+  const int parts = threads_for(n * width);
+  parallel_for(parts, [&](int part) {
+    const Range r = part_range(n, parts, part);
+    for (std::int64_t i = r.begin; i < r.end; ++i) {
+      std::memcpy(dst + i * width, src + id[i] * width, width * sizeof(T));
+    }
+  });
 }
 
 template <typename T, typename Id>

@@ -6,8 +6,6 @@
 // gradient, row v = 0 + grad[p0] + grad[p1] + ... over its positions p0 < p1 < ... The sum
 // of every row runs in the same order whatever the thread count, so the bits match the
 // sequential reference for any number of threads. Rows no id names are zeroed, and only those.
-#include <omp.h>
-
 #include <cstring>
 #include <vector>
 
@@ -37,8 +35,8 @@ PositionsById group_by_id(const Id* id, std::int64_t n, std::int64_t rows) {
   return g;
 }
 
-// The first row of thread t's share when rows are split so that every thread reads and
-// writes about as many rows: a row costs one write plus one read per position naming it.
+// The first row of part t when rows are split so that every part reads and writes about as
+// many rows: a row costs one write plus one read per position naming it.
 std::int64_t first_row_of(int t, int threads, const std::vector<std::int64_t>& first) {
   const std::int64_t rows = static_cast<std::int64_t>(first.size()) - 1;
   const std::int64_t total = first[rows] + rows;
@@ -59,13 +57,10 @@ void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out) {
   const T* src = grad.data<T>();  // [n, D]
   T* dst = out.data<T>();         // [V, D]
   const PositionsById g = group_by_id(id, n, rows);
-  const int threads = threads_for((n + rows) * width);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    // The team may be smaller than asked (inside another parallel region): split by its size.
-    const int team = omp_get_num_threads(), t = omp_get_thread_num();
-    const std::int64_t begin = first_row_of(t, team, g.first);
-    const std::int64_t end = first_row_of(t + 1, team, g.first);
+  const int parts = threads_for((n + rows) * width);
+  parallel_for(parts, [&](int part) {
+    const std::int64_t begin = first_row_of(part, parts, g.first);
+    const std::int64_t end = first_row_of(part + 1, parts, g.first);
     for (std::int64_t v = begin; v < end; ++v) {
       T* row = dst + v * width;
       const std::int64_t p_begin = g.first[v], p_end = g.first[v + 1];
@@ -81,7 +76,7 @@ void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out) {
         for (std::int64_t d = 0; d < width; ++d) row[d] += add[d];
       }
     }
-  }
+  });
 }
 
 template <typename T, typename Id>

@@ -34,18 +34,16 @@ void sum_rows_by_columns(const T* x, std::int64_t rows, std::int64_t inner, T* o
     std::fill(out, out + inner, T(0));
     return;
   }
-  const int threads = static_cast<int>(
+  const int parts = static_cast<int>(
       std::clamp<std::int64_t>(inner / kMinColumnsPerThread, 1, threads_for(rows * inner)));
-  const std::int64_t chunk = (inner + threads - 1) / threads;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int t = 0; t < threads; ++t) {
-    const std::int64_t begin = t * chunk, end = std::min(inner, begin + chunk);
-    for (std::int64_t c = begin; c < end; ++c) out[c] = x[c];
+  parallel_for(parts, [&](int part) {
+    const Range c = part_range(inner, parts, part);
+    for (std::int64_t j = c.begin; j < c.end; ++j) out[j] = x[j];
     for (std::int64_t r = 1; r < rows; ++r) {
       const T* row = x + r * inner;
-      for (std::int64_t c = begin; c < end; ++c) out[c] += row[c];
+      for (std::int64_t j = c.begin; j < c.end; ++j) out[j] += row[j];
     }
-  }
+  });
 }
 
 // The sum of x [n] (a scalar loss): fixed chunks summed in kLanes independent lanes (which
@@ -55,20 +53,22 @@ T sum_all(const T* x, std::int64_t n) {
   constexpr std::int64_t kChunk = 1 << 16, kLanes = 16;
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<T> partial(chunks);
-  const int threads = threads_for(n);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t k = 0; k < chunks; ++k) {
-    const std::int64_t begin = k * kChunk, end = std::min(n, begin + kChunk);
-    T lanes[kLanes] = {};
-    std::int64_t i = begin;
-    for (; i + kLanes <= end; i += kLanes) {
-      for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += x[i + l];
+  const int parts = threads_for(n);
+  parallel_for(parts, [&](int part) {
+    const Range r = part_range(chunks, parts, part);
+    for (std::int64_t k = r.begin; k < r.end; ++k) {
+      const std::int64_t begin = k * kChunk, end = std::min(n, begin + kChunk);
+      T lanes[kLanes] = {};
+      std::int64_t i = begin;
+      for (; i + kLanes <= end; i += kLanes) {
+        for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += x[i + l];
+      }
+      T sum = 0;
+      for (; i < end; ++i) sum += x[i];
+      for (std::int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+      partial[k] = sum;
     }
-    T sum = 0;
-    for (; i < end; ++i) sum += x[i];
-    for (std::int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-    partial[k] = sum;
-  }
+  });
   T total = 0;
   for (T p : partial) total += p;
   return total;

@@ -30,14 +30,16 @@ void embed(const KernelContext& ctx) {
   const T* pos = ctx.inputs[1].data<T>() + p.offset * p.width;       // [T, D] from offset
   const Id* id = ctx.inputs[2].data<Id>();                           // [n]
   T* out = ctx.out.data<T>();                                        // [n, D]
-  const int threads = threads_for(p.positions * p.width);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t i = 0; i < p.positions; ++i) {
-    const T* token_row = tok + id[i] * p.width;
-    const T* position_row = pos + (i % p.length) * p.width;
-    T* row = out + i * p.width;
-    for (std::int64_t d = 0; d < p.width; ++d) row[d] = token_row[d] + position_row[d];
-  }
+  const int parts = threads_for(p.positions * p.width);
+  parallel_for(parts, [&](int part) {
+    const Range r = part_range(p.positions, parts, part);
+    for (std::int64_t i = r.begin; i < r.end; ++i) {
+      const T* token_row = tok + id[i] * p.width;
+      const T* position_row = pos + (i % p.length) * p.width;
+      T* row = out + i * p.width;
+      for (std::int64_t d = 0; d < p.width; ++d) row[d] = token_row[d] + position_row[d];
+    }
+  });
 }
 
 template <typename T, typename Id>

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   mg::cli::add_plugin_option(app);
   mg::cli::add_summary_command(app, exit_code);
   mg::cli::add_demo_command(app, exit_code);
+  mg::cli::add_bench_command(app, exit_code);
   mg::cli::add_gradcheck_command(app, exit_code);
   mg::cli::add_ops_command(app, exit_code);
   mg::cli::add_graph_command(app, exit_code);

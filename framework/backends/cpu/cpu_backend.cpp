@@ -2,6 +2,7 @@
 // threads of the thread setting (one thread streams well below the memory bandwidth).
 #include "cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cpu_allocator.h"
@@ -11,21 +12,17 @@ namespace mg {
 
 namespace {
 
-// Calls fn(offset, length) on `threads` contiguous byte ranges of [0, bytes) in parallel.
+// Calls fn(offset, length) on contiguous byte ranges of [0, bytes), one per thread.
 template <typename Fn>
 void for_each_byte_range(std::size_t bytes, Fn&& fn) {
-  const int threads = threads_for(static_cast<std::int64_t>(bytes / sizeof(float)));
-  if (threads == 1) {
-    fn(std::size_t{0}, bytes);
-    return;
-  }
-  constexpr std::size_t kLine = 64;  // ranges start on cache lines
-  const std::size_t chunk = (bytes / threads + kLine - 1) / kLine * kLine;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(bytes, t * chunk);
-    fn(begin, std::min(bytes, begin + chunk) - begin);
-  }
+  constexpr std::int64_t kLine = 64;  // ranges start on cache lines
+  const auto lines = static_cast<std::int64_t>((bytes + kLine - 1) / kLine);
+  const int parts = threads_for(static_cast<std::int64_t>(bytes / sizeof(float)));
+  parallel_for(parts, [&](int part) {
+    const Range r = part_range(lines, parts, part);
+    const std::size_t begin = std::min<std::size_t>(bytes, r.begin * kLine);
+    fn(begin, std::min<std::size_t>(bytes, r.end * kLine) - begin);
+  });
 }
 
 }  // namespace

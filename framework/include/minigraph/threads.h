@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace mg {
 
 // Threads for CPU kernels from now on; throws mg::Error below 1. The default is the number of
-// cores this process may run on. Set it between op calls, not while kernels run elsewhere.
+// cores this process may run on. Set it between op calls, not while kernels run elsewhere;
+// OpenMP keeps the setting per calling thread, so set it on the thread that runs the model.
 void set_num_threads(int threads);
 int num_threads();
 
@@ -17,9 +19,40 @@ int num_threads();
 // threads costs more than it saves), at most num_threads().
 int threads_for(std::int64_t work);
 
+// Calls body(part) for every part in [0, parts) at once, one part per thread of the pool; on
+// the calling thread alone when parts == 1, so small tensors pay nothing for threads. Parts
+// must touch disjoint outputs. Kernels take parts = threads_for(work) and cut their work with
+// part_range, so each part's result does not depend on how many threads ran the others.
+template <typename Body>
+void parallel_for(int parts, Body&& body);
+
+// [begin, end) of part `part` when [0, n) is cut into `parts` contiguous, near-equal parts.
+struct Range {
+  std::int64_t begin, end;
+};
+inline Range part_range(std::int64_t n, int parts, int part) {
+  return {n * part / parts, n * (part + 1) / parts};
+}
+
 // The library behind matmul on the CPU, chosen at configure time, with its version and, for
-// OpenBLAS, the kernels it picked for this CPU: "OpenBLAS 0.3.21 (Cooperlake kernels)",
-// "BLIS 0.9.0", or "Eigen 3.4.0 (no BLAS)".
+// OpenBLAS, the kernels it picked for this CPU and its threading: "OpenBLAS 0.3.21
+// (Cooperlake kernels, OpenMP threads)", "BLIS 0.9.0", or "Eigen 3.4.0 (no BLAS)".
 std::string gemm_library();
+
+namespace detail {
+void run_parts_in_parallel(int parts, void (*body)(void* context, int part), void* context);
+}  // namespace detail
+
+template <typename Body>
+void parallel_for(int parts, Body&& body) {
+  if (parts <= 1) {
+    body(0);
+    return;
+  }
+  using BodyType = std::remove_reference_t<Body>;
+  detail::run_parts_in_parallel(
+      parts, [](void* context, int part) { (*static_cast<BodyType*>(context))(part); },
+      static_cast<void*>(&body));
+}
 
 }  // namespace mg

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""The work of `minigraph bench`, done in PyTorch on the CPU, side by side with minigraph.
+
+    build/tools/minigraph bench --json bench.json
+    /usr/bin/python3 tools/bench/compare_torch.py --minigraph bench.json --json compare.json
+
+Runs with Debian's python3-torch (seen by /usr/bin/python3). Each thread count runs in a
+process of its own whose every pool is pinned to that count before torch loads: OpenMP
+(OMP_NUM_THREADS, torch.set_num_threads) and the BLAS pool torch's GEMMs run on
+(OPENBLAS_NUM_THREADS, then openblas_set_num_threads on the loaded library, checked), so a
+"1-thread" torch run is not a 2-thread one. Measurements carry minigraph's names; the table
+shows both medians and the ratio minigraph / PyTorch (below 1: minigraph is faster).
+"""
+import argparse
+import ctypes
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+V, D, T = 8449, 768, 1024  # ANDREA-120M: vocabulary, width, positions
+CALLS_PER_REP = 2000        # tiny ops are timed in batches, as in minigraph bench
+
+
+def pin_blas_threads(threads):
+    """Sets and returns the thread count of every loaded OpenBLAS (None if none is loaded)."""
+    libs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path) and ".so" in path:
+                libs.add(path)
+    counts = []
+    for path in sorted(libs):
+        lib = ctypes.CDLL(path)
+        if hasattr(lib, "openblas_set_num_threads"):
+            lib.openblas_set_num_threads(threads)
+            counts.append(lib.openblas_get_num_threads())
+    return max(counts) if counts else None
+
+
+def timed(work, reps, warmup=1):
+    for _ in range(warmup):
+        work()
+    times, faults_before = [], resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(reps):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1e3)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+            "faults_per_rep": faults / reps}
+
+
+def worker(threads, batches, reps):
+    """Runs in a process pinned to `threads`; returns torch's records."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    blas_threads = pin_blas_threads(threads)
+    assert torch.get_num_threads() == threads, torch.get_num_threads()
+    assert blas_threads in (None, threads), f"BLAS pool has {blas_threads} threads, not {threads}"
+    records = []
+
+    def record(name, batch, t, unit="", per_call=1):
+        r = {"name": name, "backend": "torch", "threads": threads, "batch": batch,
+             "median_ms": t["median_ms"] / per_call, "min_ms": t["min_ms"] / per_call,
+             "max_ms": t["max_ms"] / per_call, "achieved": None, "unit": unit,
+             "limit_pct": None, "ratio_vs_raw": None, "blas_threads": blas_threads}
+        records.append(r)
+        return r
+
+    def param(*shape):
+        return torch.randn(*shape).requires_grad_()
+
+    # Per-op overhead on 4 floats.
+    a, b, g = param(4), param(4), torch.randn(4)
+
+    def recorded_ops():
+        for _ in range(CALLS_PER_REP):
+            a + b
+
+    def one_op_graphs():
+        for _ in range(CALLS_PER_REP):
+            a.grad = b.grad = None
+            (a + b).backward(g)
+
+    for name, work in (("overhead.recorded_op", recorded_ops),
+                       ("overhead.one_op_fwd_bwd", one_op_graphs)):
+        r = record(name, None, timed(work, reps), "us", CALLS_PER_REP)
+        r["achieved"] = r["median_ms"] * 1e3
+
+    for batch in batches:
+        ids = torch.randint(0, V, (batch, T))
+        tok, pos, w = param(V, D), param(T, D), param(D, V)
+        x, logits_in = param(batch, T, D), param(batch, T, V)
+
+        # Each op's forward, and its backward given an upstream gradient (autograd.grad).
+        ops = {
+            "embedding": (lambda: F.embedding(ids, tok), [tok]),
+            "token_position_embedding": (lambda: F.embedding(ids, tok) + pos[:T], [tok, pos]),
+            "position_embedding": (lambda: pos[:T], [pos]),  # a view in torch: no copy
+            "add": (lambda: x + pos, [x, pos]),
+            "matmul": (lambda: x @ w, [x, w]),
+            "sum_to": (lambda: logits_in.sum(), [logits_in]),
+        }
+        for op, (forward, inputs) in ops.items():
+            record(f"op.{op}.forward", batch, timed(forward, reps))
+            out = forward()
+            grad_out = torch.randn_like(out)
+            record(f"op.{op}.backward", batch, timed(
+                lambda: torch.autograd.grad(out, inputs, grad_out, retain_graph=True), reps))
+        grad_x = torch.randn(batch, T, D)
+        record("op.embedding_backward.forward", batch, timed(
+            lambda: torch.ops.aten.embedding_dense_backward(grad_x, ids, V, -1, False), reps))
+
+        def zero_grads():
+            for p in (tok, pos, w, x):
+                p.grad = None
+
+        def input_layer():
+            zero_grads()
+            (F.embedding(ids, tok) + pos[:T]).backward(grad_x)
+
+        def head():
+            zero_grads()
+            (x @ w).sum().backward()
+
+        grad_logits = torch.randn(batch, T, V)
+
+        def head_given_grad():
+            zero_grads()
+            (x @ w).backward(grad_logits)
+
+        def step():
+            zero_grads()
+            ((F.embedding(ids, tok) + pos[:T]) @ w).sum().backward()
+
+        record("input_layer.fwd_bwd", batch, timed(input_layer, reps))
+        record("head.fwd_bwd", batch, timed(head, reps))
+        record("head.fwd_bwd_given_grad", batch, timed(head_given_grad, reps))
+        t = timed(step, reps, warmup=2)
+        record("step", batch, t)
+        faults = record("step.page_faults", batch, t, "faults/step")
+        faults["achieved"] = t["faults_per_rep"]
+    return records
+
+
+def run_workers(thread_counts, batches, reps):
+    records = []
+    for threads in thread_counts:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+                   MKL_NUM_THREADS=str(threads))
+        out = subprocess.run(
+            [sys.executable, __file__, "--worker", "--threads", str(threads),
+             "--batch", ",".join(map(str, batches)), "--reps", str(reps)],
+            env=env, check=True, capture_output=True, text=True).stdout
+        records += json.loads(out)
+    return records
+
+
+def compare(minigraph, torch_records):
+    """Pairs records by (name, threads, batch): minigraph / torch time, and torch's rate on
+    minigraph's scale (the same work, so rate * minigraph time / torch time)."""
+    ours = {(r["name"], r["threads"], r["batch"]): r for r in minigraph}
+    rows = []
+    for t in torch_records:
+        m = ours.get((t["name"], t["threads"], t["batch"]))
+        row = {"name": t["name"], "threads": t["threads"], "batch": t["batch"],
+               "torch_median_ms": t["median_ms"], "minigraph_median_ms": None, "ratio": None}
+        if m is not None:
+            if t["unit"] in ("us", "faults/step"):
+                row["minigraph"], row["torch"] = m["achieved"], t.get("achieved")
+                row["unit"] = t["unit"]
+                row["ratio"] = m["achieved"] / t["achieved"] if t["achieved"] else None
+            else:
+                row["ratio"] = m["median_ms"] / t["median_ms"]
+                if m["unit"] in ("GB/s", "GFLOP/s"):
+                    t["achieved"] = m["achieved"] * m["median_ms"] / t["median_ms"]
+                    t["unit"] = m["unit"]
+                    if m.get("limit_pct") is not None:
+                        t["limit_pct"] = m["limit_pct"] * m["median_ms"] / t["median_ms"]
+            row["minigraph_median_ms"] = m["median_ms"]
+        rows.append(row)
+    return rows
+
+
+def print_table(rows):
+    print(f"{'name':<36} {'thr':>3} {'B':>2} {'minigraph':>12} {'PyTorch':>12} "
+          f"{'mg / torch':>10}")
+    for r in rows:
+        batch = "-" if r["batch"] is None else str(r["batch"])
+        if r.get("unit") in ("us", "faults/step"):
+            unit = r["unit"]
+            mg = "-" if r["minigraph"] is None else f"{r['minigraph']:.2f} {unit}"
+            th = "-" if r["torch"] is None else f"{r['torch']:.2f} {unit}"
+        else:
+            mg = "-" if r["minigraph_median_ms"] is None else f"{r['minigraph_median_ms']:.3f} ms"
+            th = f"{r['torch_median_ms']:.3f} ms"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        print(f"{r['name']:<36} {r['threads']:>3} {batch:>2} {mg:>12} {th:>12} {ratio:>10}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minigraph", help="JSON written by `minigraph bench --json`")
+    parser.add_argument("--threads", help="thread counts, e.g. 1,2 (default: those of "
+                        "--minigraph, else 1 and all cores)")
+    parser.add_argument("--batch", help="batch sizes (default: those of --minigraph, else 1,8)")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--json", help="write torch's records and the comparison here")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    parse = lambda text: [int(v) for v in text.split(",")]
+    if args.worker:
+        json.dump(worker(parse(args.threads)[0], parse(args.batch), args.reps), sys.stdout)
+        return
+
+    minigraph, meta = [], {}
+    if args.minigraph:
+        with open(args.minigraph) as f:
+            meta = json.load(f)
+        minigraph = meta["records"]
+    threads = parse(args.threads) if args.threads else sorted(
+        {r["threads"] for r in minigraph} or {1, len(os.sched_getaffinity(0))})
+    batches = parse(args.batch) if args.batch else sorted(
+        {r["batch"] for r in minigraph if r["batch"] is not None} or {1, 8})
+    import torch  # only for the version; the workers do the work
+    print(f"PyTorch {torch.__version__} on {meta.get('machine', 'this machine')}; "
+          f"minigraph GEMM: {meta.get('gemm_library', '-')}\n")
+    torch_records = run_workers(threads, batches, args.reps)
+    rows = compare(minigraph, torch_records)
+    print_table(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"torch_version": torch.__version__, "records": torch_records,
+                       "comparison": rows}, f, indent=2)
+        print(f"\nwrote {len(torch_records)} records to {args.json}")
+
+
+if __name__ == "__main__":
+    main()

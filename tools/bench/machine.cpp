@@ -1,0 +1,144 @@
+#include "machine.h"
+
+#include <immintrin.h>
+#include <omp.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "measure.h"
+
+#if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
+#include <cblas.h>
+#else
+#include <Eigen/Core>
+#endif
+
+namespace mg::bench {
+
+namespace {
+
+// kAccumulators independent chains hide the FMA latency (4 cycles, 2 pipes: 8 in flight).
+constexpr int kAccumulators = 12;
+
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(std::int64_t iterations) {
+  __m256 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_set1_ps(0.001f * i);
+  const __m256 scale = _mm256_set1_ps(0.9999f), shift = _mm256_set1_ps(0.0001f);
+  for (std::int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_fmadd_ps(acc[i], scale, shift);
+  }
+  __m256 sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  return lanes[0];  // returned so that the loop is not optimised away
+}
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(std::int64_t iterations) {
+  __m512 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+  const __m512 scale = _mm512_set1_ps(0.9999f), shift = _mm512_set1_ps(0.0001f);
+  for (std::int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_fmadd_ps(acc[i], scale, shift);
+  }
+  __m512 sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm512_add_ps(sum, acc[i]);
+  float lanes[16];  // not _mm512_reduce_add_ps, which warns under GCC 12 (-Wuninitialized)
+  _mm512_storeu_ps(lanes, sum);
+  return lanes[0];
+}
+
+// GFLOP/s of `chains` (flops_per_iteration each iteration) run on every thread at once.
+template <typename Chains>
+double fma_rate(Chains chains, double flops_per_iteration, int threads, int reps) {
+  constexpr std::int64_t kIterations = 20'000'000;  // ~0.1 s per thread at 100 GFLOP/s
+  volatile float sink = 0;
+  Timing t = time_reps(
+      [&] {
+        float sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+        sum += chains(kIterations);
+        sink = sum;
+      },
+      reps);
+  return threads * kIterations * flops_per_iteration / (t.median_ms * 1e6);
+}
+
+}  // namespace
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+int cpu_cores() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+double fma_peak_gflops(int threads, int reps) {
+  double peak = fma_rate(fma_chains_avx2, kAccumulators * 8 * 2, threads, reps);
+  if (__builtin_cpu_supports("avx512f")) {
+    peak = std::max(peak, fma_rate(fma_chains_avx512, kAccumulators * 16 * 2, threads, reps));
+  }
+  return peak;
+}
+
+RawCopy::RawCopy(std::size_t bytes, int threads)
+    : bytes_(bytes), threads_(threads), src_(new char[bytes]), dst_(new char[bytes]) {
+  std::memset(src_.get(), 1, bytes);
+  std::memset(dst_.get(), 0, bytes);
+}
+
+void RawCopy::run() const {
+  const std::size_t chunk = (bytes_ / threads_ + 63) / 64 * 64;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+  for (int t = 0; t < threads_; ++t) {
+    const std::size_t begin = std::min(bytes_, t * chunk), end = std::min(bytes_, begin + chunk);
+    std::memcpy(dst_.get() + begin, src_.get() + begin, end - begin);
+  }
+}
+
+double copy_bandwidth_gbs(int threads, int reps) {
+  constexpr std::size_t kBytes = std::size_t{256} << 20;  // far beyond the caches
+  const RawCopy copy(kBytes, threads);
+  Timing t = time_reps([&] { copy.run(); }, reps);
+  return 2.0 * kBytes / (t.median_ms * 1e6);
+}
+
+RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a,
+                 bool transpose_b)
+    : m_(m), n_(n), k_(k), ta_(transpose_a), tb_(transpose_b),
+      a_(new float[m * k]), b_(new float[k * n]), c_(new float[m * n]) {
+  std::fill(a_.get(), a_.get() + m * k, 0.01f);
+  std::fill(b_.get(), b_.get() + k * n, 0.02f);
+  std::fill(c_.get(), c_.get() + m * n, 0.0f);
+}
+
+void RawGemm::run() {
+#if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
+  cblas_sgemm(CblasRowMajor, ta_ ? CblasTrans : CblasNoTrans, tb_ ? CblasTrans : CblasNoTrans,
+              m_, n_, k_, 1.0f, a_.get(), ta_ ? m_ : k_, b_.get(), tb_ ? k_ : n_, 0.0f, c_.get(),
+              n_);
+#else
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Matrix> a(a_.get(), ta_ ? k_ : m_, ta_ ? m_ : k_);
+  Eigen::Map<const Matrix> b(b_.get(), tb_ ? n_ : k_, tb_ ? k_ : n_);
+  Eigen::Map<Matrix> c(c_.get(), m_, n_);
+  if (ta_ && tb_) c.noalias() = a.transpose() * b.transpose();
+  else if (ta_) c.noalias() = a.transpose() * b;
+  else if (tb_) c.noalias() = a * b.transpose();
+  else c.noalias() = a * b;
+#endif
+}
+
+}  // namespace mg::bench

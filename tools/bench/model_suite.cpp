@@ -1,0 +1,126 @@
+// ANDREA-120M's input layer and head, and whole training steps (input layer + head + backward
+// from a scalar loss): times, minor page faults per steady-state step, and peak memory
+// against the least a step can hold. Legend: n = B*T positions, D width, V vocabulary.
+#include "machine.h"
+#include "minigraph/cpu.h"
+#include "suite_common.h"
+
+namespace mg::bench {
+
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+// Bytes the input layer must move: the gather (read + write n·D, the position rows once), and
+// its backward: the scatter-add (read n·D, write V·D), the batch sum of the position
+// gradient (read n·D, write T·D) and its placement in the table (T·D each way).
+double input_layer_bytes(double n) {
+  const double D = kWidth, V = kVocab, T = kContext;
+  return (2 * n * D + T * D + 2 * n * D + V * D + 3 * T * D) * kFloatBytes;
+}
+
+// The three GEMMs of the head: logits = x W, dx = dlogits Wᵀ, dW = xᵀ dlogits.
+double head_flops(double n) { return 6 * n * kWidth * kVocab; }
+
+// The least memory a step holds at once: parameters and their gradients, the activations x
+// and logits, the gradient of the logits (a general loss needs it materialised) and that of x,
+// which is made while the logits' gradient is read.
+double minimum_step_bytes(const andrea::Andrea& model, double n) {
+  const double parameters = static_cast<double>(model.num_parameters()) * kFloatBytes;
+  const double x = n * kWidth * kFloatBytes, logits = n * kVocab * kFloatBytes;
+  return 2 * parameters + 2 * x + 2 * logits;
+}
+
+struct RawHead {
+  RawGemm forward, grad_x, grad_w;
+  explicit RawHead(std::int64_t n)
+      : forward(n, kVocab, kWidth, false, false), grad_x(n, kWidth, kVocab, false, true),
+        grad_w(kWidth, kVocab, n, true, false) {}
+  void run() { forward.run(), grad_x.run(), grad_w.run(); }
+};
+
+}  // namespace
+
+void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options) {
+  const double n = static_cast<double>(batch) * kContext;
+  andrea::Andrea model;
+  Tensor ids = random_ids(batch);
+  const int reps = options.reps;
+  auto wanted = options.wanted;
+
+  RawHead raw_head(batch * kContext);
+  const double raw_head_ms = time_reps([&] { raw_head.run(); }, reps).median_ms;
+  const RawCopy raw_input(static_cast<std::size_t>(input_layer_bytes(n) / 2), num_threads());
+  const double raw_input_ms = time_reps([&] { raw_input.run(); }, reps).median_ms;
+
+  if (wanted("input_layer.fwd_bwd")) {
+    Tensor grad_x = random_tensor({batch, kContext, kWidth}, false, 14);
+    Timing t = time_reps(
+        [&] {
+          model.zero_grad();
+          model.input.forward(ids).backward(grad_x);
+        },
+        reps);
+    options.emit(rate_record("input_layer.fwd_bwd", batch, t, Work::bytes, input_layer_bytes(n),
+                             limits, raw_input_ms, "upstream grad given; raw: memcpy"));
+  }
+
+  Tensor x = random_tensor({batch, kContext, kWidth}, true, 15);
+  if (wanted("head.fwd_bwd")) {
+    Timing t = time_reps(
+        [&] {
+          model.zero_grad();
+          x.zero_grad();
+          sum(model.head.forward(x)).backward();
+        },
+        reps);
+    options.emit(rate_record("head.fwd_bwd", batch, t, Work::flops, head_flops(n), limits,
+                             raw_head_ms, "backward from sum(logits); raw: 3 GEMMs"));
+  }
+  if (wanted("head.fwd_bwd_given_grad")) {
+    Tensor grad_logits = random_tensor({batch, kContext, kVocab}, false, 16);
+    Timing t = time_reps(
+        [&] {
+          model.zero_grad();
+          x.zero_grad();
+          model.head.forward(x).backward(grad_logits);
+        },
+        reps);
+    options.emit(rate_record("head.fwd_bwd_given_grad", batch, t, Work::flops, head_flops(n),
+                             limits, raw_head_ms, "upstream grad given; raw: 3 GEMMs"));
+  }
+  x = Tensor();
+
+  if (!wanted("step")) return;
+  auto step = [&] {
+    model.zero_grad();
+    sum(model.forward(ids)).backward();
+  };
+  cpu::empty_cache();  // the step's own memory only, not blocks cached by earlier suites
+  Timing t = time_reps(step, reps, 2);
+  options.emit(rate_record("step", batch, t, Work::flops, head_flops(n), limits,
+                           raw_head_ms + raw_input_ms,
+                           "input layer + head + backward from sum; raw: 3 GEMMs + memcpy"));
+
+  Record faults{.name = "step.page_faults", .threads = num_threads(), .batch = batch};
+  faults.median_ms = faults.min_ms = faults.max_ms = t.median_ms;
+  faults.achieved = t.faults_per_rep;
+  faults.unit = "faults/step";
+  faults.note = "minor page faults per steady-state step";
+  options.emit(faults);
+
+  cpu::reset_peak_memory_stats();
+  step();
+  const cpu::MemoryStats stats = cpu::memory_stats();
+  const double minimum = minimum_step_bytes(model, n);
+  Record memory{.name = "step.peak_memory", .threads = num_threads(), .batch = batch};
+  memory.median_ms = memory.min_ms = memory.max_ms = t.median_ms;
+  memory.achieved = static_cast<double>(stats.peak_reserved_bytes) / kMiB;
+  memory.unit = "MiB";
+  memory.limit_pct = 100 * static_cast<double>(stats.peak_reserved_bytes) / minimum;
+  memory.note = fmt::format("held from the system; minimum {:.0f} MiB; peak in use {:.0f} MiB",
+                            minimum / kMiB, static_cast<double>(stats.peak_in_use_bytes) / kMiB);
+  options.emit(memory);
+}
+
+}  // namespace mg::bench

@@ -1,0 +1,100 @@
+// Every op's forward (through apply_op, as a model calls it) and backward (its backward rule,
+// as the autograd engine calls it) at ANDREA's shapes. Legend: n = B*T positions, D width,
+// V vocabulary, T positions. Raw work: one memcpy moving the same bytes, or the same bare
+// GEMMs.
+#include <any>
+
+#include "machine.h"
+#include "suite_common.h"
+
+namespace mg::bench {
+
+namespace {
+
+struct OpBench {
+  std::string op;
+  std::vector<Tensor> inputs;
+  std::any attrs;
+  Work work;
+  double forward_amount, backward_amount;  // bytes or flops
+  std::string note;
+};
+
+std::vector<OpBench> op_benches(std::int64_t batch) {
+  const double n = static_cast<double>(batch * kContext), D = kWidth, V = kVocab, T = kContext;
+  const double f = kFloatBytes;
+  const Shape x_shape{batch, kContext, kWidth};
+  Tensor tok = random_tensor({kVocab, kWidth}, true);
+  Tensor pos = random_tensor({kContext, kWidth}, true);
+  Tensor ids = random_ids(batch);
+  Tensor x = random_tensor(x_shape, true);
+  Tensor w = random_tensor({kWidth, kVocab}, true);
+  using PE = PositionEmbeddingAttrs;
+  using PEB = PositionEmbeddingBackwardAttrs;
+  return {
+      {"embedding", {tok, ids}, {}, Work::bytes, 2 * n * D * f, (n * D + V * D) * f,
+       "gather; bwd: scatter-add"},
+      {"token_position_embedding", {tok, pos, ids}, TokenPositionEmbeddingAttrs{}, Work::bytes,
+       (2 * n * D + T * D) * f, (2 * n * D + V * D + 3 * T * D) * f, "fused tok[ids] + pos"},
+      {"position_embedding", {pos}, PE{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f,
+       ""},
+      {"add", {x, pos}, {}, Work::bytes, (2 * n * D + T * D) * f, (n * D + T * D) * f,
+       "[B,T,D] + [T,D]"},
+      {"matmul", {x, w}, MatmulOptions{}, Work::flops, 2 * n * D * V, 4 * n * D * V,
+       "[B,T,D] x [D,V]"},
+      {"sum_to", {random_tensor({batch, kContext, kVocab}, true)}, SumToAttrs{{}}, Work::bytes,
+       n * V * f, 3 * n * V * f, "logits -> scalar; bwd: zeros + add"},
+      {"embedding_backward", {random_tensor(x_shape, true), ids},
+       EmbeddingBackwardAttrs{kVocab}, Work::bytes, (n * D + V * D) * f, 2 * n * D * f,
+       "scatter-add; bwd: gather"},
+      {"position_embedding_backward", {random_tensor({kContext, kWidth}, true)},
+       PEB{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f, ""},
+  };
+}
+
+// The same bare GEMMs as matmul's forward ([n, D] x [D, V]) or backward (dA = dC Bᵀ, and
+// dB = Aᵀ dC with the batch folded into rows).
+double raw_gemm_ms(std::int64_t n, bool backward, int reps) {
+  if (!backward) {
+    RawGemm forward(n, kVocab, kWidth, false, false);
+    return time_reps([&] { forward.run(); }, reps).median_ms;
+  }
+  RawGemm grad_a(n, kWidth, kVocab, false, true), grad_b(kWidth, kVocab, n, true, false);
+  return time_reps([&] { grad_a.run(), grad_b.run(); }, reps).median_ms;
+}
+
+double raw_copy_ms(double bytes_moved, int reps) {
+  const RawCopy copy(static_cast<std::size_t>(bytes_moved / 2), num_threads());
+  return time_reps([&] { copy.run(); }, reps).median_ms;
+}
+
+}  // namespace
+
+void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options) {
+  for (OpBench& b : op_benches(batch)) {
+    const OpDef& op = OpRegistry::instance().get(b.op);
+    const std::string forward_name = "op." + b.op + ".forward";
+    const std::string backward_name = "op." + b.op + ".backward";
+    auto raw_ms = [&](bool backward) {
+      const double amount = backward ? b.backward_amount : b.forward_amount;
+      return b.work == Work::flops ? raw_gemm_ms(batch * kContext, backward, options.reps)
+                                   : raw_copy_ms(amount, options.reps);
+    };
+    if (options.wanted(forward_name)) {
+      Timing t = time_reps([&] { apply_op(op, b.inputs, b.attrs); }, options.reps);
+      options.emit(rate_record(forward_name, batch, t, b.work, b.forward_amount, limits,
+                               raw_ms(false), b.note));
+    }
+    if (options.wanted(backward_name)) {
+      NoGradGuard no_grad;
+      Tensor out = apply_op(op, b.inputs, b.attrs);
+      Tensor grad_out = random_tensor(out.shape(), false, 13);
+      Timing t = time_reps(
+          [&] { op.backward(BackwardContext{b.inputs, b.attrs, grad_out}); }, options.reps);
+      options.emit(rate_record(backward_name, batch, t, b.work, b.backward_amount, limits,
+                               raw_ms(true), b.note));
+    }
+  }
+}
+
+}  // namespace mg::bench
