@@ -36,12 +36,17 @@ void sum_rows_by_columns(const T* x, std::int64_t rows, std::int64_t inner, T* o
   }
   const int parts = static_cast<int>(
       std::clamp<std::int64_t>(inner / kMinColumnsPerThread, 1, threads_for(rows * inner)));
+  // Columns in blocks that stay in the L1 cache while every row is added into them.
+  constexpr std::int64_t kBlock = 2048;
   parallel_for(parts, [&](int part) {
     const Range c = part_range(inner, parts, part);
-    for (std::int64_t j = c.begin; j < c.end; ++j) out[j] = x[j];
-    for (std::int64_t r = 1; r < rows; ++r) {
-      const T* row = x + r * inner;
-      for (std::int64_t j = c.begin; j < c.end; ++j) out[j] += row[j];
+    for (std::int64_t block = c.begin; block < c.end; block += kBlock) {
+      const std::int64_t end = std::min(c.end, block + kBlock);
+      for (std::int64_t j = block; j < end; ++j) out[j] = x[j];
+      for (std::int64_t r = 1; r < rows; ++r) {
+        const T* row = x + r * inner;
+        for (std::int64_t j = block; j < end; ++j) out[j] += row[j];
+      }
     }
   });
 }
