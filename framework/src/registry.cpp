@@ -96,7 +96,7 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
     node->op = &op;
     node->inputs = std::move(inputs);
     node->attrs = std::move(attrs);
-    node->out_shape = spec.shape;
+    node->out_shape = std::move(spec.shape);  // the output has its own copy
     node->out_dtype = spec.dtype;
     out.impl()->grad_fn = std::move(node);
     out.impl()->requires_grad = true;
