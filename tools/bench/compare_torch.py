@@ -190,19 +190,20 @@ def compare(minigraph, torch_records):
 
 
 def print_table(rows):
-    print(f"{'name':<36} {'thr':>3} {'B':>2} {'minigraph':>12} {'PyTorch':>12} "
+    print(f"{'name':<40} {'thr':>3} {'B':>2} {'minigraph':>18} {'PyTorch':>18} "
           f"{'mg / torch':>10}")
     for r in rows:
         batch = "-" if r["batch"] is None else str(r["batch"])
         if r.get("unit") in ("us", "faults/step"):
             unit = r["unit"]
-            mg = "-" if r["minigraph"] is None else f"{r['minigraph']:.2f} {unit}"
-            th = "-" if r["torch"] is None else f"{r['torch']:.2f} {unit}"
+            digits = 0 if unit == "faults/step" else 2
+            mg = "-" if r["minigraph"] is None else f"{r['minigraph']:.{digits}f} {unit}"
+            th = "-" if r["torch"] is None else f"{r['torch']:.{digits}f} {unit}"
         else:
             mg = "-" if r["minigraph_median_ms"] is None else f"{r['minigraph_median_ms']:.3f} ms"
             th = f"{r['torch_median_ms']:.3f} ms"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        print(f"{r['name']:<36} {r['threads']:>3} {batch:>2} {mg:>12} {th:>12} {ratio:>10}")
+        print(f"{r['name']:<40} {r['threads']:>3} {batch:>2} {mg:>18} {th:>18} {ratio:>10}")
 
 
 def main():

@@ -58,7 +58,7 @@ __attribute__((target("avx512f"))) float fma_chains_avx512(std::int64_t iteratio
 
 // GFLOP/s of `chains` (flops_per_iteration each iteration) run on every thread at once.
 template <typename Chains>
-double fma_rate(Chains chains, double flops_per_iteration, int threads, int reps) {
+Limit fma_rate(Chains chains, double flops_per_iteration, int threads, int reps) {
   constexpr std::int64_t kIterations = 20'000'000;  // ~0.1 s per thread at 100 GFLOP/s
   volatile float sink = 0;
   Timing t = time_reps(
@@ -69,7 +69,7 @@ double fma_rate(Chains chains, double flops_per_iteration, int threads, int reps
         sink = sum;
       },
       reps);
-  return threads * kIterations * flops_per_iteration / (t.min_ms * 1e6);  // the best repetition
+  return {threads * kIterations * flops_per_iteration / (t.min_ms * 1e6), t};
 }
 
 }  // namespace
@@ -98,10 +98,11 @@ int cpu_cores() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-double fma_peak_gflops(int threads, int reps) {
-  double peak = fma_rate(fma_chains_avx2, kAccumulators * 8 * 2, threads, reps);
+Limit fma_peak_gflops(int threads, int reps) {
+  Limit peak = fma_rate(fma_chains_avx2, kAccumulators * 8 * 2, threads, reps);
   if (__builtin_cpu_supports("avx512f")) {
-    peak = std::max(peak, fma_rate(fma_chains_avx512, kAccumulators * 16 * 2, threads, reps));
+    const Limit wide = fma_rate(fma_chains_avx512, kAccumulators * 16 * 2, threads, reps);
+    if (wide.rate > peak.rate) peak = wide;
   }
   return peak;
 }
@@ -121,11 +122,11 @@ void RawCopy::run() const {
   }
 }
 
-double copy_bandwidth_gbs(int threads, int reps) {
+Limit copy_bandwidth_gbs(int threads, int reps) {
   constexpr std::size_t kBytes = std::size_t{256} << 20;  // far beyond the caches
   const RawCopy copy(kBytes, threads);
   Timing t = time_reps([&] { copy.run(); }, reps);
-  return 2.0 * kBytes / (t.min_ms * 1e6);  // a limit: the best repetition
+  return {2.0 * kBytes / (t.min_ms * 1e6), t};
 }
 
 RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a,

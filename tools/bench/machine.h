@@ -8,14 +8,21 @@
 #include <memory>
 #include <string>
 
+#include "measure.h"
+
 namespace mg::bench {
 
 std::string cpu_model();  // "AMD EPYC 9R14 ..." from /proc/cpuinfo
 int cpu_cores();          // cores this process may run on
 
-// The best of `reps` repetitions: a limit is what the machine can do, not what it usually does.
-double copy_bandwidth_gbs(int threads, int reps);  // GB/s (read + write)
-double fma_peak_gflops(int threads, int reps);      // GFLOP/s, f32
+// A limit is what the machine can do, not what it usually does: the rate of the best of
+// `reps` repetitions, beside the timing of all of them.
+struct Limit {
+  double rate;
+  Timing timing;
+};
+Limit copy_bandwidth_gbs(int threads, int reps);  // GB/s (read + write)
+Limit fma_peak_gflops(int threads, int reps);     // GFLOP/s, f32
 
 struct FreeBuffer {
   void operator()(char* ptr) const;

@@ -42,11 +42,15 @@ struct RawHead {
 }  // namespace
 
 void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options) {
+  auto wanted = options.wanted;
+  if (!wanted("input_layer.fwd_bwd") && !wanted("head.fwd_bwd") &&
+      !wanted("head.fwd_bwd_given_grad") && !wanted("step")) {
+    return;  // nothing here is asked for: skip the model and the raw GEMMs
+  }
   const double n = static_cast<double>(batch) * kContext;
   andrea::Andrea model;
   Tensor ids = random_ids(batch);
   const int reps = options.reps;
-  auto wanted = options.wanted;
 
   RawHead raw_head(batch * kContext);
   const double raw_head_ms = time_reps([&] { raw_head.run(); }, reps).median_ms;

@@ -3,6 +3,7 @@
 // V vocabulary, T positions. Raw work: one memcpy moving the same bytes, or the same bare
 // GEMMs.
 #include <any>
+#include <functional>
 
 #include "machine.h"
 #include "suite_common.h"
@@ -13,11 +14,11 @@ namespace {
 
 struct OpBench {
   std::string op;
-  std::vector<Tensor> inputs;
+  std::function<std::vector<Tensor>()> make_inputs;  // made only when the op is measured
   std::any attrs;
   Work work;
   double forward_amount, backward_amount;  // bytes or flops
-  std::string note;
+  std::string forward_note, backward_note;
 };
 
 std::vector<OpBench> op_benches(std::int64_t batch) {
@@ -32,23 +33,25 @@ std::vector<OpBench> op_benches(std::int64_t batch) {
   using PE = PositionEmbeddingAttrs;
   using PEB = PositionEmbeddingBackwardAttrs;
   return {
-      {"embedding", {tok, ids}, {}, Work::bytes, 2 * n * D * f, (n * D + V * D) * f,
-       "gather; bwd: scatter-add"},
-      {"token_position_embedding", {tok, pos, ids}, TokenPositionEmbeddingAttrs{}, Work::bytes,
-       (2 * n * D + T * D) * f, (2 * n * D + V * D + 3 * T * D) * f, "fused tok[ids] + pos"},
-      {"position_embedding", {pos}, PE{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f,
-       ""},
-      {"add", {x, pos}, {}, Work::bytes, (2 * n * D + T * D) * f, (n * D + T * D) * f,
-       "[B,T,D] + [T,D]"},
-      {"matmul", {x, w}, MatmulOptions{}, Work::flops, 2 * n * D * V, 4 * n * D * V,
-       "[B,T,D] x [D,V]"},
-      {"sum_to", {random_tensor({batch, kContext, kVocab}, true)}, SumToAttrs{{}}, Work::bytes,
-       n * V * f, 3 * n * V * f, "logits -> scalar; bwd: zeros + add"},
-      {"embedding_backward", {random_tensor(x_shape, true), ids},
+      {"embedding", [=] { return std::vector{tok, ids}; }, {}, Work::bytes, 2 * n * D * f,
+       (n * D + V * D) * f, "gather", "scatter-add into [V,D]"},
+      {"token_position_embedding", [=] { return std::vector{tok, pos, ids}; },
+       TokenPositionEmbeddingAttrs{}, Work::bytes, (2 * n * D + T * D) * f,
+       (2 * n * D + V * D + 3 * T * D) * f, "tok[ids] + pos, one pass", "scatter-add + batch sum"},
+      {"position_embedding", [=] { return std::vector{pos}; }, PE{kContext, 0}, Work::bytes,
+       2 * T * D * f, 2 * T * D * f, "copy of [T,D] rows", "placed in [T,D]"},
+      {"add", [=] { return std::vector{x, pos}; }, {}, Work::bytes, (2 * n * D + T * D) * f,
+       (n * D + T * D) * f, "[B,T,D] + [T,D]", "batch sum for [T,D]"},
+      {"matmul", [=] { return std::vector{x, w}; }, MatmulOptions{}, Work::flops, 2 * n * D * V,
+       4 * n * D * V, "[B,T,D] x [D,V]", "dA = dC Bt, dB = At dC"},
+      {"sum_to", [=] { return std::vector{random_tensor({batch, kContext, kVocab}, true)}; },
+       SumToAttrs{{}}, Work::bytes, n * V * f, 3 * n * V * f, "sum of [B,T,V]", "zeros + add"},
+      {"embedding_backward", [=] { return std::vector{random_tensor(x_shape, true), ids}; },
        EmbeddingBackwardAttrs{kVocab}, Work::bytes, (n * D + V * D) * f, 2 * n * D * f,
-       "scatter-add; bwd: gather"},
-      {"position_embedding_backward", {random_tensor({kContext, kWidth}, true)},
-       PEB{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f, ""},
+       "scatter-add into [V,D]", "gather"},
+      {"position_embedding_backward",
+       [=] { return std::vector{random_tensor({kContext, kWidth}, true)}; }, PEB{kContext, 0},
+       Work::bytes, 2 * T * D * f, 2 * T * D * f, "placed in [T,D]", "copy of [T,D] rows"},
   };
 }
 
@@ -80,19 +83,21 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options) 
       return b.work == Work::flops ? raw_gemm_ms(batch * kContext, backward, options.reps)
                                    : raw_copy_ms(amount, options.reps);
     };
+    if (!options.wanted(forward_name) && !options.wanted(backward_name)) continue;
+    const std::vector<Tensor> inputs = b.make_inputs();
     if (options.wanted(forward_name)) {
-      Timing t = time_reps([&] { apply_op(op, b.inputs, b.attrs); }, options.reps);
+      Timing t = time_reps([&] { apply_op(op, inputs, b.attrs); }, options.reps);
       options.emit(rate_record(forward_name, batch, t, b.work, b.forward_amount, limits,
-                               raw_ms(false), b.note));
+                               raw_ms(false), b.forward_note));
     }
     if (options.wanted(backward_name)) {
       NoGradGuard no_grad;
-      Tensor out = apply_op(op, b.inputs, b.attrs);
+      Tensor out = apply_op(op, inputs, b.attrs);
       Tensor grad_out = random_tensor(out.shape(), false, 13);
       Timing t = time_reps(
-          [&] { op.backward(BackwardContext{b.inputs, b.attrs, grad_out}); }, options.reps);
+          [&] { op.backward(BackwardContext{inputs, b.attrs, grad_out}); }, options.reps);
       options.emit(rate_record(backward_name, batch, t, b.work, b.backward_amount, limits,
-                               raw_ms(true), b.note));
+                               raw_ms(true), b.backward_note));
     }
   }
 }

@@ -18,13 +18,14 @@ std::string optional_str(const std::optional<double>& value, const char* format)
 }  // namespace
 
 void print_header() {
-  fmt::print("{:<34} {:>3} {:>2} {:>10} {:>10} {:>10} {:>9} {:<11} {:>7} {:>6}  {}\n", "name",
+  fmt::print("{:<40} {:>3} {:>2} {:>10} {:>10} {:>10} {:>9} {:<11} {:>7} {:>6}  {}\n", "name",
              "thr", "B", "median ms", "min ms", "max ms", "achieved", "unit", "% limit", "/ raw",
              "note");
 }
 
 void print_row(const Record& r) {
-  fmt::print("{:<34} {:>3} {:>2} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.2f} {:<11} {:>7} {:>6}  {}\n",
+  // Times to 4 significant digits: from the 0.0002 ms of a tiny op to the seconds of a step.
+  fmt::print("{:<40} {:>3} {:>2} {:>10.4g} {:>10.4g} {:>10.4g} {:>9.2f} {:<11} {:>7} {:>6}  {}\n",
              r.name, r.threads, r.batch ? std::to_string(*r.batch) : "-", r.median_ms, r.min_ms,
              r.max_ms, r.achieved, r.unit, optional_str(r.limit_pct, "{:.1f}"),
              optional_str(r.ratio_vs_raw, "{:.2f}"), r.note);
