@@ -1,5 +1,5 @@
-// The only list of built-in ops (X-macro). Adding an op: a folder under ops/, one line here,
-// one line in ops/CMakeLists.txt.
+// The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
+// here; ops/CMakeLists.txt reads this list for the sources and the umbrella header.
 MG_OP(add)
 MG_OP(sum_to)
 MG_OP(matmul)
