@@ -6,8 +6,8 @@
 // gradient, row v = 0 + grad[p0] + grad[p1] + ... over its positions p0 < p1 < ... The sum
 // of every row runs in the same order whatever the thread count, so the bits match the
 // sequential reference for any number of threads. Rows no id names are zeroed, and only those.
+#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "common/ids.h"
 #include "embedding_backward/embedding_backward.h"
@@ -19,26 +19,34 @@ namespace mg {
 namespace {
 
 // Positions grouped by id, each group in position order: the positions of id v are
-// order[first[v] .. first[v + 1]).
+// order[first[v] .. first[v + 1]). The arrays live in one scratch tensor from the caching
+// allocator, so a training step in steady state takes no fresh memory here either.
 struct PositionsById {
-  std::vector<std::int64_t> first;  // [V + 1]
-  std::vector<std::int64_t> order;  // [n]
+  Tensor scratch;      // i64 [(V + 1) + n + V]
+  std::int64_t rows;   // V
+  const std::int64_t* first;  // [V + 1]
+  const std::int64_t* order;  // [n]
 };
 
 template <typename Id>
 PositionsById group_by_id(const Id* id, std::int64_t n, std::int64_t rows) {
-  PositionsById g{std::vector<std::int64_t>(rows + 1, 0), std::vector<std::int64_t>(n)};
-  for (std::int64_t i = 0; i < n; ++i) ++g.first[id[i] + 1];
-  for (std::int64_t v = 0; v < rows; ++v) g.first[v + 1] += g.first[v];
-  std::vector<std::int64_t> next(g.first.begin(), g.first.end() - 1);
-  for (std::int64_t i = 0; i < n; ++i) g.order[next[id[i]]++] = i;
-  return g;
+  Tensor scratch = Tensor::empty({(rows + 1) + n + rows}, DType::i64);
+  std::int64_t* first = scratch.data<std::int64_t>();
+  std::int64_t* order = first + rows + 1;
+  std::int64_t* next = order + n;  // the next free slot of each id's group
+  std::fill(first, first + rows + 1, 0);
+  for (std::int64_t i = 0; i < n; ++i) ++first[id[i] + 1];
+  for (std::int64_t v = 0; v < rows; ++v) first[v + 1] += first[v];
+  std::copy(first, first + rows, next);
+  for (std::int64_t i = 0; i < n; ++i) order[next[id[i]]++] = i;
+  return {std::move(scratch), rows, first, order};
 }
 
 // The first row of part t when rows are split so that every part reads and writes about as
 // many rows: a row costs one write plus one read per position naming it.
-std::int64_t first_row_of(int t, int threads, const std::vector<std::int64_t>& first) {
-  const std::int64_t rows = static_cast<std::int64_t>(first.size()) - 1;
+std::int64_t first_row_of(int t, int threads, const PositionsById& g) {
+  const std::int64_t rows = g.rows;
+  const std::int64_t* first = g.first;
   const std::int64_t total = first[rows] + rows;
   const std::int64_t target = total * t / threads;
   std::int64_t lo = 0, hi = rows;  // the first row r with first[r] + r >= target
@@ -67,8 +75,8 @@ void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out) {
   const PositionsById g = group_by_id(id, n, rows);
   const int parts = threads_for((n + rows) * width);
   parallel_for(parts, [&](int part) {
-    const std::int64_t begin = first_row_of(part, parts, g.first);
-    const std::int64_t end = first_row_of(part + 1, parts, g.first);
+    const std::int64_t begin = first_row_of(part, parts, g);
+    const std::int64_t end = first_row_of(part + 1, parts, g);
     const std::int64_t last_position = g.first[end];
     // The upstream rows are read in id order, i.e. at random positions, which the hardware
     // prefetchers cannot guess: ask for the row kAhead reads ahead.
