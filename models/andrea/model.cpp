@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "add/add.h"
 #include "matmul/matmul.h"
 #include "minigraph/error.h"
 #include "token_position_embedding/token_position_embedding.h"
@@ -29,12 +30,24 @@ InputLayer::InputLayer(const AndreaConfig& config)
   register_module("pos_emb", pos_emb_);
 }
 
-Tensor InputLayer::forward(const Tensor& ids, std::int64_t offset) const {
+namespace {
+void check_ids(const Tensor& ids) {
   MG_CHECK(ids.defined() && ids.dim() == 2, "InputLayer", "ids", "ids of shape [B, T]", "{}",
            ids.defined() ? shape_str(ids.shape()) : "an undefined tensor");
+}
+}  // namespace
+
+Tensor InputLayer::forward(const Tensor& ids, std::int64_t offset) const {
+  check_ids(ids);
   // One fused pass, tok_emb[ids] + pos_emb[offset..offset+T), instead of a gather, a copy
   // of the position rows and a broadcasting add (three [B, T, D]-sized passes).
   return token_position_embedding(tok_emb_.weight(), pos_emb_.weight(), ids, offset);
+}
+
+Tensor InputLayer::forward_composed(const Tensor& ids, std::int64_t offset) const {
+  check_ids(ids);
+  // [B, T, D] + [T, D]: the add broadcasts positions over the batch.
+  return add(tok_emb_.forward(ids), pos_emb_.forward(ids.size(1), offset));
 }
 
 OutputHead::OutputHead(const AndreaConfig& config)

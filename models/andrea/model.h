@@ -13,7 +13,11 @@ namespace mg::andrea {
 class InputLayer : public Module {
  public:
   explicit InputLayer(const AndreaConfig& config);
+  // One fused op (token_position_embedding), the fast path.
   Tensor forward(const Tensor& ids, std::int64_t offset = 0) const;
+  // The same values and gradients from the three graph nodes Embedding, PositionEmbedding and
+  // Add: what the fused op is checked against, and the graph `minigraph graph` draws.
+  Tensor forward_composed(const Tensor& ids, std::int64_t offset = 0) const;
   const Embedding& tok_emb() const { return tok_emb_; }
   const PositionEmbedding& pos_emb() const { return pos_emb_; }
 

@@ -1,8 +1,8 @@
 // minigraph graph: the recorded graph of the ANDREA input layer + head, forward and
 // backward, as Graphviz DOT (and SVG through Graphviz's `dot` with --svg). By default the
-// layer is written op by op, as the model is defined (embedding, position_embedding, add,
-// matmul); --as-model draws Andrea::forward as the module runs it (a fused op, where it uses
-// one). Shapes are the preset's unless given; the batch is small: the structure matters.
+// layer is drawn op by op (InputLayer::forward_composed: embedding, position_embedding, add,
+// then the head's matmul); --as-model draws Andrea::forward as the module runs it (the fused
+// token_position_embedding op). Shapes are the preset's unless given; the batch is small: the structure matters.
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -12,14 +12,10 @@
 #include <fstream>
 #include <random>
 
-#include "add/add.h"
 #include "andrea/model.h"
-#include "embedding/embedding.h"
-#include "matmul/matmul.h"
 #include "commands.h"
 #include "minigraph/error.h"
 #include "minigraph/graphviz.h"
-#include "position_embedding/position_embedding.h"
 #include "sum_to/sum_to.h"
 
 extern char** environ;
@@ -41,10 +37,8 @@ std::string andrea_dot(const GraphOptions& o) {
   std::vector<std::int64_t> values(static_cast<std::size_t>(o.batch * o.tokens));
   for (auto& id : values) id = static_cast<std::int64_t>(rng() % o.config.vocab_size);
   Tensor ids = Tensor::from_vector(values, {o.batch, o.tokens});
-  Tensor logits = o.as_model ? model.forward(ids)
-                             : matmul(add(embedding(model.input.tok_emb().weight(), ids),
-                                          position_embedding(model.input.pos_emb().weight(), o.tokens)),
-                                      model.head.weight());
+  Tensor x = o.as_model ? model.input.forward(ids) : model.input.forward_composed(ids);
+  Tensor logits = model.head.forward(x);
   Tensor loss = sum(logits);
   DotOptions options;
   options.parameters = model.named_parameters();
