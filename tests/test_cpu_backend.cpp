@@ -62,9 +62,8 @@ TEST_F(ThreadsTest, EmbeddingBackwardBitsDoNotDependOnThreadCount) {
   const std::int64_t rows = 3000, width = 96;
   Tensor ids = random_ids(4, 1024, rows, 5);
   Tensor grad = Tensor::normal({4, 1024, width}, 0, 1, 6);
-  auto [one, two] = on_one_and_two_threads([&] {
-    return std::vector<Tensor>{embedding_backward(grad, ids, rows)};
-  });
+  auto [one, two] = on_one_and_two_threads(
+      [&] { return std::vector<Tensor>{embedding_backward(grad, ids, rows)}; });
   EXPECT_EQ(bits(one[0]), bits(two[0]));
   // And the same bits as the sequential reference (zero, then add in position order).
   const OpDef& op = OpRegistry::instance().get("embedding_backward");

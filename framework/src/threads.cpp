@@ -85,7 +85,9 @@ std::string gemm_library() {
   const std::string version = config.substr(0, config.find(' ', config.find(' ') + 1));
   const int threading = openblas_get_parallel();  // 0 none, 1 its own pthreads, 2 OpenMP
   return fmt::format("{} ({} kernels, {})", version, openblas_get_corename(),
-                     threading == 2 ? "OpenMP threads" : threading == 1 ? "pthreads" : "serial");
+                     threading == 2   ? "OpenMP threads"
+                     : threading == 1 ? "pthreads"
+                                      : "serial");
 #elif defined(MG_GEMM_BLIS)
   return fmt::format("BLIS {}", bli_info_get_version_str());
 #else

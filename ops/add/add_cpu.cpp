@@ -14,9 +14,10 @@ void add_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   T* po = out.data<T>();
-  for_each_broadcast(out.shape(), broadcast_strides(a.shape(), out.shape()),
-                     broadcast_strides(b.shape(), out.shape()),
-                     [&](std::int64_t i, std::int64_t ia, std::int64_t ib) { po[i] = pa[ia] + pb[ib]; });
+  for_each_broadcast(
+      out.shape(), broadcast_strides(a.shape(), out.shape()),
+      broadcast_strides(b.shape(), out.shape()),
+      [&](std::int64_t i, std::int64_t ia, std::int64_t ib) { po[i] = pa[ia] + pb[ib]; });
 }
 
 // out[i] = full[i] + part[i % block] for i in [0, n): the part repeats over leading axes

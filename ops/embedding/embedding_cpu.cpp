@@ -43,9 +43,8 @@ void gather_rows_reference(const Tensor& table, const Tensor& ids, Tensor& out) 
 
 void embedding_cpu(const KernelContext& ctx) {
   dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    dispatch_ids(ctx.inputs[1].dtype(), [&]<typename Id>() {
-      gather_rows<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out);
-    });
+    dispatch_ids(ctx.inputs[1].dtype(),
+                 [&]<typename Id>() { gather_rows<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out); });
   });
 }
 

@@ -22,8 +22,8 @@ namespace {
 // order[first[v] .. first[v + 1]). The arrays live in one scratch tensor from the caching
 // allocator, so a training step in steady state takes no fresh memory here either.
 struct PositionsById {
-  Tensor scratch;      // i64 [(V + 1) + n + V]
-  std::int64_t rows;   // V
+  Tensor scratch;             // i64 [(V + 1) + n + V]
+  std::int64_t rows;          // V
   const std::int64_t* first;  // [V + 1]
   const std::int64_t* order;  // [n]
 };
@@ -52,7 +52,10 @@ std::int64_t first_row_of(int t, int threads, const PositionsById& g) {
   std::int64_t lo = 0, hi = rows;  // the first row r with first[r] + r >= target
   while (lo < hi) {
     const std::int64_t mid = (lo + hi) / 2;
-    if (first[mid] + mid < target) lo = mid + 1; else hi = mid;
+    if (first[mid] + mid < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }

@@ -46,7 +46,8 @@ void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int
   MG_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul", "a",
            "GEMM sizes below 2^31 (cblas takes int)", "m {}, n {}, k {}", m, n, k);
   const auto trans_a = ta ? CblasTrans : CblasNoTrans, trans_b = tb ? CblasTrans : CblasNoTrans;
-  const auto lda = std::max<std::int64_t>(1, ta ? m : k), ldb = std::max<std::int64_t>(1, tb ? k : n);
+  const auto lda = std::max<std::int64_t>(1, ta ? m : k),
+             ldb = std::max<std::int64_t>(1, tb ? k : n);
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
   } else {
@@ -91,8 +92,8 @@ void matmul_cpu(const KernelContext& ctx) {
     }
     const std::int64_t b_stride = ctx.inputs[1].dim() > 2 ? s.k * s.n : 0;
     for (std::int64_t i = 0; i < s.batch; ++i) {
-      gemm<T>(a + i * s.m * s.k, b + i * b_stride, c + i * s.m * s.n, s.m, s.n, s.k,
-                    o.transpose_a, o.transpose_b);
+      gemm<T>(a + i * s.m * s.k, b + i * b_stride, c + i * s.m * s.n, s.m, s.n, s.k, o.transpose_a,
+              o.transpose_b);
     }
   });
 }

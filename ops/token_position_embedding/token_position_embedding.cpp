@@ -19,15 +19,16 @@ void token_position_embedding_reference(const KernelContext& ctx);
 void token_position_embedding_cuda(const KernelContext& ctx);
 #endif
 
-Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table,
-                                const Tensor& ids, std::int64_t offset) {
+Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table, const Tensor& ids,
+                                std::int64_t offset) {
   static const OpDef& op = OpRegistry::instance().get("token_position_embedding");
   return apply_op(op, {tok_table, pos_table, ids}, TokenPositionEmbeddingAttrs{offset});
 }
 
 namespace {
 
-OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
+OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Tensor> in,
+                                          const std::any& attrs) {
   const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset;
   const Tensor& tok = in[0];
   const Tensor& pos = in[1];
@@ -70,7 +71,8 @@ std::vector<Tensor> token_position_embedding_backward(const BackwardContext& ctx
 void register_token_position_embedding(OpRegistry& registry) {
   OpDef op;
   op.name = "token_position_embedding";
-  op.summary = "fused tok[ids] + pos[offset..offset+T): [V, D], [T_max, D], ids [..., T] -> [..., T, D]";
+  op.summary =
+      "fused tok[ids] + pos[offset..offset+T): [V, D], [T_max, D], ids [..., T] -> [..., T, D]";
   op.inputs = {"tok_table", "pos_table", "ids"};
   op.infer = token_position_embedding_infer;
   op.backward = token_position_embedding_backward;
@@ -90,12 +92,16 @@ void register_token_position_embedding(OpRegistry& registry) {
         {"repeated_ids", {I::real({10, 4}), I::real({6, 4}), I::ids({3, 4}, 6)}, A{}},
         {"with_offset", {I::real({7, 3}), I::real({8, 3}), I::ids({2, 5}, 7)}, A{3}},
         {"one_sequence", {I::real({7, 3}), I::real({5, 3}), I::ids({5}, 7)}, A{}},
-        {"i32_ids", {I::real({7, 3}), I::real({5, 3}), I::ids({2, 5}, 7).with_dtype(DType::i32)},
+        {"i32_ids",
+         {I::real({7, 3}), I::real({5, 3}), I::ids({2, 5}, 7).with_dtype(DType::i32)},
          A{}},
         {"all_ids_equal",
-         {I::real({5, 3}), I::real({3, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})}, A{}},
+         {I::real({5, 3}), I::real({3, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})},
+         A{}},
         {"size_one_dims", {I::real({1, 1}), I::real({1, 1}), I::ids({1, 1}, 1)}, A{}},
-        {"andrea_shapes", {I::real({8449, 768}), I::real({1024, 768}), I::ids({2, 8}, 8449)}, A{},
+        {"andrea_shapes",
+         {I::real({8449, 768}), I::real({1024, 768}), I::ids({2, 8}, 8449)},
+         A{},
          256},
     };
   };
@@ -104,22 +110,34 @@ void register_token_position_embedding(OpRegistry& registry) {
     using A = TokenPositionEmbeddingAttrs;
     return std::vector<ErrorCase>{
         {"id_too_large",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})}, A{},
+         {I::real({5, 3}), I::real({4, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
+         A{},
          "id 5 at position [1, 0]"},
-        {"id_negative", {I::real({5, 3}), I::real({4, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
-         A{}, "id -1 at position [1]"},
-        {"past_table_end", {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)}, A{2},
+        {"id_negative",
+         {I::real({5, 3}), I::real({4, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
+         A{},
+         "id -1 at position [1]"},
+        {"past_table_end",
+         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+         A{2},
          "T + offset = 3 + 2 = 5"},
-        {"negative_offset", {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)}, A{-1},
+        {"negative_offset",
+         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+         A{-1},
          "non-negative offset"},
         {"width_mismatch", {I::real({5, 3}), I::real({4, 2}), I::ids({1, 3}, 5)}, A{}, "width 3"},
         {"dtype_mix",
          {I::real({5, 3}).with_dtype(DType::f32), I::real({4, 3}).with_dtype(DType::f64),
           I::ids({1, 3}, 5)},
-         A{}, "dtype f32"},
-        {"float_ids", {I::real({5, 3}), I::real({4, 3}), I::real({3}).no_grad()}, A{},
+         A{},
+         "dtype f32"},
+        {"float_ids",
+         {I::real({5, 3}), I::real({4, 3}), I::real({3}).no_grad()},
+         A{},
          "integer ids"},
-        {"scalar_ids", {I::real({5, 3}), I::real({4, 3}), I::ids({}, 5).with_values({1})}, A{},
+        {"scalar_ids",
+         {I::real({5, 3}), I::real({4, 3}), I::ids({}, 5).with_values({1})},
+         A{},
          "rank 1 to 8"},
     };
   };

@@ -15,7 +15,7 @@ struct TokenPositionEmbeddingAttrs {
 // tok_table [V, D], pos_table [T_max, D], integer ids [..., T] -> [..., T, D]. The same as
 // add(embedding(tok_table, ids), position_embedding(pos_table, T, offset)), without the two
 // intermediate tensors. Ids outside [0, V) and offset + T > T_max throw.
-Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table,
-                                const Tensor& ids, std::int64_t offset = 0);
+Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table, const Tensor& ids,
+                                std::int64_t offset = 0);
 
 }  // namespace mg

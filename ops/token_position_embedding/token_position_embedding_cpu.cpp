@@ -26,10 +26,10 @@ Problem checked_problem(const KernelContext& ctx) {
 template <typename T, typename Id>
 void embed(const KernelContext& ctx) {
   const Problem p = checked_problem<Id>(ctx);
-  const T* tok = ctx.inputs[0].data<T>();                            // [V, D]
-  const T* pos = ctx.inputs[1].data<T>() + p.offset * p.width;       // [T, D] from offset
-  const Id* id = ctx.inputs[2].data<Id>();                           // [n]
-  T* out = ctx.out.data<T>();                                        // [n, D]
+  const T* tok = ctx.inputs[0].data<T>();                       // [V, D]
+  const T* pos = ctx.inputs[1].data<T>() + p.offset * p.width;  // [T, D] from offset
+  const Id* id = ctx.inputs[2].data<Id>();                      // [n]
+  T* out = ctx.out.data<T>();                                   // [n, D]
   const int parts = threads_for(p.positions * p.width);
   parallel_for(parts, [&](int part) {
     const Range r = part_range(p.positions, parts, part);

@@ -108,7 +108,10 @@ Limit fma_peak_gflops(int threads, int reps) {
 }
 
 RawCopy::RawCopy(std::size_t bytes, int threads)
-    : bytes_(bytes), threads_(threads), src_(huge_page_buffer(bytes)), dst_(huge_page_buffer(bytes)) {
+    : bytes_(bytes),
+      threads_(threads),
+      src_(huge_page_buffer(bytes)),
+      dst_(huge_page_buffer(bytes)) {
   std::memset(src_.get(), 1, bytes);
   std::memset(dst_.get(), 0, bytes);
 }
@@ -129,10 +132,14 @@ Limit copy_bandwidth_gbs(int threads, int reps) {
   return {2.0 * kBytes / (t.min_ms * 1e6), t};
 }
 
-RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a,
-                 bool transpose_b)
-    : m_(m), n_(n), k_(k), ta_(transpose_a), tb_(transpose_b),
-      a_(huge_page_buffer(m * k * sizeof(float))), b_(huge_page_buffer(k * n * sizeof(float))),
+RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b)
+    : m_(m),
+      n_(n),
+      k_(k),
+      ta_(transpose_a),
+      tb_(transpose_b),
+      a_(huge_page_buffer(m * k * sizeof(float))),
+      b_(huge_page_buffer(k * n * sizeof(float))),
       c_(huge_page_buffer(m * n * sizeof(float))) {
   std::fill(a(), a() + m * k, 0.01f);
   std::fill(b(), b() + k * n, 0.02f);
@@ -141,17 +148,21 @@ RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_
 
 void RawGemm::run() {
 #if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
-  cblas_sgemm(CblasRowMajor, ta_ ? CblasTrans : CblasNoTrans, tb_ ? CblasTrans : CblasNoTrans,
-              m_, n_, k_, 1.0f, a(), ta_ ? m_ : k_, b(), tb_ ? k_ : n_, 0.0f, c(), n_);
+  cblas_sgemm(CblasRowMajor, ta_ ? CblasTrans : CblasNoTrans, tb_ ? CblasTrans : CblasNoTrans, m_,
+              n_, k_, 1.0f, a(), ta_ ? m_ : k_, b(), tb_ ? k_ : n_, 0.0f, c(), n_);
 #else
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<const Matrix> A(a(), ta_ ? k_ : m_, ta_ ? m_ : k_);
   Eigen::Map<const Matrix> B(b(), tb_ ? n_ : k_, tb_ ? k_ : n_);
   Eigen::Map<Matrix> C(c(), m_, n_);
-  if (ta_ && tb_) C.noalias() = A.transpose() * B.transpose();
-  else if (ta_) C.noalias() = A.transpose() * B;
-  else if (tb_) C.noalias() = A * B.transpose();
-  else C.noalias() = A * B;
+  if (ta_ && tb_)
+    C.noalias() = A.transpose() * B.transpose();
+  else if (ta_)
+    C.noalias() = A.transpose() * B;
+  else if (tb_)
+    C.noalias() = A * B.transpose();
+  else
+    C.noalias() = A * B;
 #endif
 }
 

@@ -37,7 +37,8 @@ void BM_OneOpForwardBackward(benchmark::State& state) {
 BENCHMARK(BM_OneOpForwardBackward);
 
 void BM_EmptyTensor(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(mg::Tensor::empty({state.range(0)}, mg::DType::f32));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(mg::Tensor::empty({state.range(0)}, mg::DType::f32));
 }
 BENCHMARK(BM_EmptyTensor)->Arg(4)->Arg(1 << 20);
 

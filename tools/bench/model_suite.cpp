@@ -34,7 +34,8 @@ double minimum_step_bytes(const andrea::Andrea& model, double n) {
 struct RawHead {
   RawGemm forward, grad_x, grad_w;
   explicit RawHead(std::int64_t n)
-      : forward(n, kVocab, kWidth, false, false), grad_x(n, kWidth, kVocab, false, true),
+      : forward(n, kVocab, kWidth, false, false),
+        grad_x(n, kWidth, kVocab, false, true),
         grad_w(kWidth, kVocab, n, true, false) {}
   void run() { forward.run(), grad_x.run(), grad_w.run(); }
 };

@@ -33,25 +33,57 @@ std::vector<OpBench> op_benches(std::int64_t batch) {
   using PE = PositionEmbeddingAttrs;
   using PEB = PositionEmbeddingBackwardAttrs;
   return {
-      {"embedding", [=] { return std::vector{tok, ids}; }, {}, Work::bytes, 2 * n * D * f,
-       (n * D + V * D) * f, "gather", "scatter-add into [V,D]"},
-      {"token_position_embedding", [=] { return std::vector{tok, pos, ids}; },
+      {"embedding",
+       [=] {
+         return std::vector{tok, ids};
+       },
+       {},
+       Work::bytes,
+       2 * n * D * f,
+       (n * D + V * D) * f,
+       "gather",
+       "scatter-add into [V,D]"},
+      {"token_position_embedding",
+       [=] {
+         return std::vector{tok, pos, ids};
+       },
        TokenPositionEmbeddingAttrs{}, Work::bytes, (2 * n * D + T * D) * f,
        (2 * n * D + V * D + 3 * T * D) * f, "tok[ids] + pos, one pass", "scatter-add + batch sum"},
       {"position_embedding", [=] { return std::vector{pos}; }, PE{kContext, 0}, Work::bytes,
        2 * T * D * f, 2 * T * D * f, "copy of [T,D] rows", "placed in [T,D]"},
-      {"add", [=] { return std::vector{x, pos}; }, {}, Work::bytes, (2 * n * D + T * D) * f,
-       (n * D + T * D) * f, "[B,T,D] + [T,D]", "batch sum for [T,D]"},
-      {"matmul", [=] { return std::vector{x, w}; }, MatmulOptions{}, Work::flops, 2 * n * D * V,
-       4 * n * D * V, "[B,T,D] x [D,V]", "dA = dC Bt, dB = At dC"},
-      {"sum_to", [=] { return std::vector{random_tensor({batch, kContext, kVocab}, true)}; },
+      {"add",
+       [=] {
+         return std::vector{x, pos};
+       },
+       {},
+       Work::bytes,
+       (2 * n * D + T * D) * f,
+       (n * D + T * D) * f,
+       "[B,T,D] + [T,D]",
+       "batch sum for [T,D]"},
+      {"matmul",
+       [=] {
+         return std::vector{x, w};
+       },
+       MatmulOptions{}, Work::flops, 2 * n * D * V, 4 * n * D * V, "[B,T,D] x [D,V]",
+       "dA = dC Bt, dB = At dC"},
+      {"sum_to",
+       [=] {
+         return std::vector{random_tensor({batch, kContext, kVocab}, true)};
+       },
        SumToAttrs{{}}, Work::bytes, n * V * f, 3 * n * V * f, "sum of [B,T,V]", "zeros + add"},
-      {"embedding_backward", [=] { return std::vector{random_tensor(x_shape, true), ids}; },
+      {"embedding_backward",
+       [=] {
+         return std::vector{random_tensor(x_shape, true), ids};
+       },
        EmbeddingBackwardAttrs{kVocab}, Work::bytes, (n * D + V * D) * f, 2 * n * D * f,
        "scatter-add into [V,D]", "gather"},
       {"position_embedding_backward",
-       [=] { return std::vector{random_tensor({kContext, kWidth}, true)}; }, PEB{kContext, 0},
-       Work::bytes, 2 * T * D * f, 2 * T * D * f, "placed in [T,D]", "copy of [T,D] rows"},
+       [=] {
+         return std::vector{random_tensor({kContext, kWidth}, true)};
+       },
+       PEB{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f, "placed in [T,D]",
+       "copy of [T,D] rows"},
   };
 }
 
@@ -95,7 +127,10 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options) 
       Tensor out = apply_op(op, inputs, b.attrs);
       Tensor grad_out = random_tensor(out.shape(), false, 13);
       Timing t = time_reps(
-          [&] { op.backward(BackwardContext{inputs, b.attrs, grad_out}); }, options.reps);
+          [&] {
+            op.backward(BackwardContext{inputs, b.attrs, grad_out});
+          },
+          options.reps);
       options.emit(rate_record(backward_name, batch, t, b.work, b.backward_amount, limits,
                                raw_ms(true), b.backward_note));
     }

@@ -9,8 +9,7 @@ namespace {
 
 constexpr int kCallsPerRep = 2000;  // tiny calls are timed in batches
 
-Record overhead_record(const std::string& name, const Timing& t, double raw_us,
-                       std::string note) {
+Record overhead_record(const std::string& name, const Timing& t, double raw_us, std::string note) {
   Record r{.name = name, .threads = num_threads()};
   r.median_ms = t.median_ms / kCallsPerRep;
   r.min_ms = t.min_ms / kCallsPerRep;
@@ -69,8 +68,7 @@ void run_overhead_suite(const SuiteOptions& options) {
       std::memcpy(grad_b.raw_data(), g.raw_data(), g.nbytes());
     }
   };
-  const double raw_fwd_bwd_us =
-      time_reps(raw_fwd_bwd, options.reps).median_ms * 1e3 / kCallsPerRep;
+  const double raw_fwd_bwd_us = time_reps(raw_fwd_bwd, options.reps).median_ms * 1e3 / kCallsPerRep;
 
   if (options.wanted("overhead.recorded_op")) {
     Timing t = time_reps(

@@ -41,7 +41,7 @@ void write_json(const std::vector<Record>& records, const std::string& path,
   out["other_load_cores"] = other_load_cores;  // other processes' CPU use during the run
   out["records"] = nlohmann::json::array();
   for (const Record& r : records) {
-    nlohmann::json j{{"name", r.name},         {"backend", r.backend},   {"threads", r.threads},
+    nlohmann::json j{{"name", r.name},           {"backend", r.backend}, {"threads", r.threads},
                      {"median_ms", r.median_ms}, {"min_ms", r.min_ms},   {"max_ms", r.max_ms},
                      {"achieved", r.achieved},   {"unit", r.unit},       {"note", r.note}};
     j["batch"] = r.batch ? nlohmann::json(*r.batch) : nlohmann::json(nullptr);

@@ -9,13 +9,13 @@
 namespace mg::bench {
 
 struct Record {
-  std::string name;     // "head.fwd_bwd", "op.matmul.forward", "limit.copy_bandwidth", ...
+  std::string name;  // "head.fwd_bwd", "op.matmul.forward", "limit.copy_bandwidth", ...
   std::string backend = "cpu";
   int threads = 1;
   std::optional<int> batch;  // B, where the work has one
   double median_ms = 0, min_ms = 0, max_ms = 0;
-  double achieved = 0;  // in `unit`
-  std::string unit;     // "GB/s", "GFLOP/s", "us", "faults/step", "MB"
+  double achieved = 0;                 // in `unit`
+  std::string unit;                    // "GB/s", "GFLOP/s", "us", "faults/step", "MB"
   std::optional<double> limit_pct;     // achieved against the measured machine limit, in %
   std::optional<double> ratio_vs_raw;  // time against the same work done by raw library calls
   std::string note;                    // what the limit or the raw work is

@@ -23,7 +23,6 @@ Tensor random_tensor(const Shape& shape, bool requires_grad, std::uint64_t seed 
 // A record for `timing` of work of `amount` bytes or flops: the achieved rate, its share of
 // the limit (copy bandwidth for bytes, FMA peak for flops) and the ratio to `raw_ms`.
 Record rate_record(const std::string& name, std::optional<int> batch, const Timing& timing,
-                   Work work, double amount, const Limits& limits, double raw_ms,
-                   std::string note);
+                   Work work, double amount, const Limits& limits, double raw_ms, std::string note);
 
 }  // namespace mg::bench

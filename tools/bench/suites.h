@@ -11,14 +11,14 @@
 namespace mg::bench {
 
 struct Limits {
-  double copy_gbs = 0;     // large-array memcpy, bytes read + written per second
-  double fma_gflops = 0;   // f32 FMA peak
+  double copy_gbs = 0;    // large-array memcpy, bytes read + written per second
+  double fma_gflops = 0;  // f32 FMA peak
 };
 
 struct SuiteOptions {
-  int reps = 5;                              // timed repetitions (after one warm-up)
+  int reps = 5;  // timed repetitions (after one warm-up)
   std::function<bool(const std::string&)> wanted = [](const std::string&) { return true; };
-  std::function<void(const Record&)> emit;   // called with each record as it is made
+  std::function<void(const Record&)> emit;  // called with each record as it is made
 };
 
 Limits measure_limits(const SuiteOptions& options);

@@ -41,8 +41,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--filter", options->filter, "only measurements whose name contains this");
   cmd->add_option("--json", options->json, "also write one JSON record per measurement here");
   cmd->callback([options, &exit_code] {
-    const std::string machine =
-        fmt::format("{}, {} cores", bench::cpu_model(), bench::cpu_cores());
+    const std::string machine = fmt::format("{}, {} cores", bench::cpu_model(), bench::cpu_cores());
     if (options->threads.empty()) {
       const std::set<int> defaults{1, bench::cpu_cores()};
       options->threads.assign(defaults.begin(), defaults.end());

@@ -39,7 +39,8 @@ void CpuBackend::copy_to_host(void* dst, const void* src, std::size_t bytes) {
 }
 void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
   for_each_byte_range(bytes, [&](std::size_t offset, std::size_t length) {
-    if (length) std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset, length);
+    if (length)
+      std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset, length);
   });
 }
 void CpuBackend::fill_zero(void* ptr, std::size_t bytes) {

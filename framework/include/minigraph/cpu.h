@@ -9,9 +9,9 @@
 namespace mg::cpu {
 
 struct MemoryStats {
-  std::size_t system_allocations = 0;  // blocks taken from the system so far: flat in steady state
-  std::size_t reserved_bytes = 0;      // held from the system: in use plus cached
-  std::size_t in_use_bytes = 0;        // held by live tensors
+  std::size_t system_allocations = 0;   // blocks taken from the system so far: flat in steady state
+  std::size_t reserved_bytes = 0;       // held from the system: in use plus cached
+  std::size_t in_use_bytes = 0;         // held by live tensors
   std::size_t peak_reserved_bytes = 0;  // since the start or the last reset_peak_memory_stats()
   std::size_t peak_in_use_bytes = 0;
 };
