@@ -97,7 +97,8 @@ TEST(Andrea, FusedInputLayerMatchesEmbeddingPlusPositionPlusAdd) {
   for (std::size_t k = 1; k < 3; ++k) {
     ASSERT_EQ(results[0][k].size(), results[1][k].size());
     for (std::size_t i = 0; i < results[0][k].size(); ++i)
-      EXPECT_NEAR(results[0][k][i], results[1][k][i], 1e-6) << (k == 1 ? "tok" : "pos") << " #" << i;
+      EXPECT_NEAR(results[0][k][i], results[1][k][i], 1e-6)
+          << (k == 1 ? "tok" : "pos") << " #" << i;
   }
 }
 
@@ -144,9 +145,9 @@ TEST(Andrea, ComposedInputLayerAndHeadPassGradcheck) {
   }
   GradcheckOptions options;
   options.atol = 1e-7;
-  auto report = gradcheck(
-      [&](const std::vector<Tensor>&) { return model.forward(ids, /*offset=*/1); }, params, names,
-      options);
+  auto report =
+      gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids, /*offset=*/1); },
+                params, names, options);
   EXPECT_TRUE(gradcheck_passed(report));
   ASSERT_EQ(report.inputs.size(), 3u);
   for (auto& r : report.inputs) {

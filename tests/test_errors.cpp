@@ -78,16 +78,15 @@ TEST(Errors, FloatIdsAndIntegerTables) {
 }
 
 TEST(Errors, MixingDtypes) {
-  Error e = expect_error(
-      [&] { add(Tensor::zeros({2}, DType::f32), Tensor::zeros({2}, DType::f64)); });
+  Error e =
+      expect_error([&] { add(Tensor::zeros({2}, DType::f32), Tensor::zeros({2}, DType::f64)); });
   EXPECT_STREQ(e.what(), "add: argument 'b': expected dtype f32 (as the other inputs), got f64");
 }
 
 TEST(Errors, MixingDevices) {
   if (!device_available(Device::cuda(0))) GTEST_SKIP() << "no CUDA device: cannot mix devices";
-  Error e = expect_error([&] {
-    add(Tensor::zeros({2}), Tensor::zeros({2}, DType::f32, Device::cuda(0)));
-  });
+  Error e = expect_error(
+      [&] { add(Tensor::zeros({2}), Tensor::zeros({2}, DType::f32, Device::cuda(0))); });
   EXPECT_STREQ(e.what(), "add: argument 'b': expected device cpu (as 'a'), got cuda:0");
 }
 

@@ -43,9 +43,8 @@ TEST(Gradcheck, PassesACorrectOpAndReportsEachInput) {
 
 TEST(Gradcheck, CatchesAWrongBackwardRule) {
   Tensor x = Tensor::normal({5}, 0, 1, 3, DType::f64).set_requires_grad();
-  auto report = gradcheck([](const std::vector<Tensor>& in) {
-    return apply_op(broken_double(), {in[0]});
-  }, {x}, {"x"});
+  auto report = gradcheck(
+      [](const std::vector<Tensor>& in) { return apply_op(broken_double(), {in[0]}); }, {x}, {"x"});
   EXPECT_FALSE(report.passed());
   auto assertion = gradcheck_passed(report);
   EXPECT_FALSE(assertion);

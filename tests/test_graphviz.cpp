@@ -20,7 +20,9 @@ struct ParsedDot {
   };
   std::vector<Edge> edges;
 
-  static std::string first_line(const std::string& label) { return label.substr(0, label.find("\\n")); }
+  static std::string first_line(const std::string& label) {
+    return label.substr(0, label.find("\\n"));
+  }
 
   explicit ParsedDot(const std::string& dot) {
     static const std::regex node(R"re(^\s*(\w+) \[label="((?:[^"\\]|\\.)*)")re");
@@ -92,7 +94,8 @@ TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
             "input.pos_emb.weight\\n[6, 4] f32\\nparameter, requires grad");
   EXPECT_EQ(dot.nodes("head.weight")[0], "head.weight\\n[4, 11] f32\\nparameter, requires grad");
   EXPECT_EQ(dot.nodes("ids")[0], "ids\\n[2, 5] i64\\nconstant");
-  EXPECT_EQ(dot.nodes("position_embedding")[0], "position_embedding\\nT=5, offset=0\\n-> [5, 4] f32");
+  EXPECT_EQ(dot.nodes("position_embedding")[0],
+            "position_embedding\\nT=5, offset=0\\n-> [5, 4] f32");
   EXPECT_EQ(dot.nodes("matmul")[0],
             "matmul\\ntranspose_a=false, transpose_b=false\\n-> [2, 5, 11] f32");
   EXPECT_EQ(dot.nodes("sum_to")[0], "sum_to\\nshape=[]\\n-> [] f32");
@@ -122,16 +125,24 @@ TEST(Graphviz, BackwardRulesAndGradientEdgesIntoParameters) {
   EXPECT_EQ(dot.nodes("embedding_backward").size(), 1u);
   EXPECT_EQ(dot.nodes("position_embedding_backward").size(), 1u);
   EXPECT_EQ(dot.count_edges("embedding_backward", "input.tok_emb.weight", "grad table"), 1);
-  EXPECT_EQ(dot.count_edges("position_embedding_backward", "input.pos_emb.weight", "grad table"), 1);
+  EXPECT_EQ(dot.count_edges("position_embedding_backward", "input.pos_emb.weight", "grad table"),
+            1);
   EXPECT_EQ(dot.count_edges("matmul", "head.weight", "grad b"), 1);
   // Forward tensors a backward op reads are named in its label.
-  EXPECT_EQ(dot.nodes("embedding_backward")[0], "embedding_backward\\nrows=11\\nids = ids\\n-> [11, 4] f32");
+  EXPECT_EQ(dot.nodes("embedding_backward")[0],
+            "embedding_backward\\nrows=11\\nids = ids\\n-> [11, 4] f32");
   const auto matmuls = dot.nodes("matmul");
   auto has = [&](const std::string& label) {
     return std::find(matmuls.begin(), matmuls.end(), label) != matmuls.end();
   };
-  EXPECT_TRUE(has("matmul\\ntranspose_a=false, transpose_b=true\\nb = head.weight\\n-> [2, 5, 4] f32"));  // dA = dC Bᵀ
-  EXPECT_TRUE(has("matmul\\ntranspose_a=true, transpose_b=false\\na = add's output as [10, 4]\\n-> [4, 11] f32"));
+  EXPECT_TRUE(has(
+      "matmul\\ntranspose_a=false, transpose_b=true\\nb = head.weight\\n-> [2, 5, 4] f32"));  // dA
+                                                                                              // =
+                                                                                              // dC
+                                                                                              // Bᵀ
+  EXPECT_TRUE(
+      has("matmul\\ntranspose_a=true, transpose_b=false\\na = add's output as [10, 4]\\n-> [4, 11] "
+          "f32"));
   EXPECT_EQ(dot.count_edges("matmul", "embedding_backward", "grad"), 1);  // add passes it through
   // Drawing ran the rules but wrote no gradient, and the graph can still be run.
   for (auto& [name, p] : a.model.named_parameters()) EXPECT_FALSE(p.grad().defined()) << name;
@@ -167,7 +178,8 @@ TEST(Graphviz, ReleasedGraphAndUndefinedRootAreErrors) {
     ADD_FAILURE() << "expected mg::Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.op(), "to_dot");
-    EXPECT_NE(std::string(e.what()).find("a graph released by backward() (at op"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("a graph released by backward() (at op"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(to_dot(Tensor()), Error);
@@ -181,10 +193,10 @@ TEST(OpObserver, SeesEveryOpInItsScopeAndRestoresThePrevious) {
                                     const Tensor&) { outer.push_back(op.name); });
     add(a, b);
     {
-      OpObserverScope watch_inner([&](const OpDef& op, std::span<const Tensor> in, const std::any&,
-                                      const Tensor& out) {
-        inner.push_back(fmt::format("{} {} -> {}", op.name, in.size(), shape_str(out.shape())));
-      });
+      OpObserverScope watch_inner(
+          [&](const OpDef& op, std::span<const Tensor> in, const std::any&, const Tensor& out) {
+            inner.push_back(fmt::format("{} {} -> {}", op.name, in.size(), shape_str(out.shape())));
+          });
       sum(a);
     }
     matmul(Tensor::ones({1, 2}), Tensor::ones({2, 1}));

@@ -22,9 +22,7 @@ Error expect_error(Fn&& fn) {
   return Error("", "", "", "");
 }
 
-void copy_kernel(const KernelContext& ctx) {
-  ctx.out.set_flat(0, ctx.inputs[0].at_flat(0));
-}
+void copy_kernel(const KernelContext& ctx) { ctx.out.set_flat(0, ctx.inputs[0].at_flat(0)); }
 
 OpDef one_element_op(std::string name) {
   OpDef op;
@@ -41,14 +39,16 @@ TEST(OpLibrary, MissingFileNamesThePathAndTheLoaderMessage) {
   Error e = expect_error([] { load_op_library("/no/such/dir/libminigraph_nothing.so"); });
   EXPECT_EQ(e.op(), "load_op_library");
   EXPECT_EQ(e.argument(), "path");
-  EXPECT_NE(std::string(e.what()).find("'/no/such/dir/libminigraph_nothing.so': "), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("'/no/such/dir/libminigraph_nothing.so': "),
+            std::string::npos)
       << e.what();
   EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
 }
 
 TEST(OpLibrary, LibraryWithoutTheHookIsRefused) {
   Error e = expect_error([] { load_op_library("libm.so.6"); });
-  EXPECT_NE(e.expected().find("extern \"C\" minigraph_register_ops"), std::string::npos) << e.what();
+  EXPECT_NE(e.expected().find("extern \"C\" minigraph_register_ops"), std::string::npos)
+      << e.what();
   EXPECT_NE(e.actual().find("undefined symbol: minigraph_register_ops"), std::string::npos)
       << e.what();
 }
@@ -59,11 +59,13 @@ TEST(OpLibrary, EmptyPathIsRefused) {
 }
 
 TEST(OpLibrary, RegisterMarksOriginAndRestoresItAfterAnError) {
-  register_op_library([](OpRegistry& r) { r.add(one_element_op("plugin_test_marked")); }, "marked.so");
+  register_op_library([](OpRegistry& r) { r.add(one_element_op("plugin_test_marked")); },
+                      "marked.so");
   EXPECT_EQ(OpRegistry::instance().get("plugin_test_marked").origin, "marked.so");
 
   Error e = expect_error([] {
-    register_op_library([](OpRegistry& r) { r.add(one_element_op("plugin_test_marked")); }, "again.so");
+    register_op_library([](OpRegistry& r) { r.add(one_element_op("plugin_test_marked")); },
+                        "again.so");
   });
   EXPECT_NE(std::string(e.what()).find("'plugin_test_marked', which is registered already"),
             std::string::npos)

@@ -10,7 +10,7 @@ int main() {
   andrea::Andrea model(config);
 
   Tensor ids = Tensor::from_vector<std::int64_t>({5, 7, 5, 99, 0, 5}, {2, 3});  // [B, T]
-  Tensor x = model.input.forward(ids);   // tok_emb[ids] + pos_emb[0..T)  [2, 3, 16]
+  Tensor x = model.input.forward(ids);    // tok_emb[ids] + pos_emb[0..T)  [2, 3, 16]
   Tensor logits = model.head.forward(x);  // x @ W_head                     [2, 3, 100]
   Tensor loss = sum(logits);
   loss.backward();
@@ -18,9 +18,8 @@ int main() {
              shape_str(model.input.tok_emb().weight().grad().shape()));
 
   std::vector<Tensor> params = model.parameters();
-  GradcheckReport report =
-      gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); }, params,
-                {"tok_emb", "pos_emb", "head"});
+  GradcheckReport report = gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids); },
+                                     params, {"tok_emb", "pos_emb", "head"});
   fmt::print("{}", report.str());
   return report.passed() ? 0 : 1;
 }

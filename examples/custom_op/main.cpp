@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   andrea::OutputHead head(config);
 
   Tensor ids = Tensor::from_vector<std::int64_t>({5, 7, 5, 49, 0, 5, 7, 7}, {2, 4});  // [B, T]
-  Tensor x = layer.forward(ids);     // 1.702 * gelu(tok_emb[ids] + pos_emb[0..T))  [2, 4, 8]
-  Tensor logits = head.forward(x);   // x @ W_head                                  [2, 4, 50]
+  Tensor x = layer.forward(ids);    // 1.702 * gelu(tok_emb[ids] + pos_emb[0..T))  [2, 4, 8]
+  Tensor logits = head.forward(x);  // x @ W_head                                  [2, 4, 50]
   Tensor loss = sum(logits);
   if (argc > 1) {
     DotOptions options;
@@ -35,8 +35,7 @@ int main(int argc, char** argv) {
   }
   loss.backward();
   fmt::print("x {}, logits {}, d loss / d tok_emb {}\n", shape_str(x.shape()),
-             shape_str(logits.shape()),
-             shape_str(layer.input.tok_emb().weight().grad().shape()));
+             shape_str(logits.shape()), shape_str(layer.input.tok_emb().weight().grad().shape()));
 
   std::vector<Tensor> params = layer.parameters();
   params.push_back(head.weight());

@@ -27,8 +27,8 @@ void check_released(const std::vector<const Node*>& nodes) {
     MG_CHECK(!node->released, "backward", "graph",
              "a graph kept by the earlier backward (pass retain_graph = true to it)",
              "a graph released by an earlier backward (at op '{}')", node->op->name);
-    MG_CHECK(static_cast<bool>(node->op->backward), "backward", "graph",
-             "ops with a backward rule", "op '{}', which has none", node->op->name);
+    MG_CHECK(static_cast<bool>(node->op->backward), "backward", "graph", "ops with a backward rule",
+             "op '{}', which has none", node->op->name);
   }
 }
 
@@ -64,9 +64,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
            "a tensor with no recorded graph and requires_grad = false");
   Tensor seed = grad;
   if (!seed.defined()) {
-    MG_CHECK(root.numel() == 1, "backward", "grad",
-             "an upstream gradient for a non-scalar output", "none, for shape {}",
-             shape_str(root.shape()));
+    MG_CHECK(root.numel() == 1, "backward", "grad", "an upstream gradient for a non-scalar output",
+             "none, for shape {}", shape_str(root.shape()));
     seed = Tensor::ones(root.shape(), root.dtype(), root.device());
   } else {
     MG_CHECK(seed.shape() == root.shape(), "backward", "grad",
@@ -126,8 +125,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     } else {
       // A gradient that shares storage with someone else's tensor (e.g. the caller's upstream
       // gradient, passed through unchanged) is copied, so later in-place use cannot leak.
-      bool shared = contribution.impl_ptr().use_count() > 1 ||
-                    contribution.impl()->storage.use_count() > 1;
+      bool shared =
+          contribution.impl_ptr().use_count() > 1 || contribution.impl()->storage.use_count() > 1;
       leaf->grad = (shared ? contribution.clone() : contribution.detach()).impl_ptr();
     }
   }

@@ -4,8 +4,8 @@
 #include <map>
 #include <mutex>
 
-#include "minigraph/error.h"
 #include "../backends/cpu/cpu_backend.h"
+#include "minigraph/error.h"
 #ifdef MG_WITH_CUDA
 #include "../backends/cuda/cuda_backend.h"
 #endif

@@ -3,8 +3,8 @@
 namespace mg {
 
 Error::Error(std::string op, std::string argument, std::string expected, std::string actual)
-    : std::runtime_error(fmt::format("{}: argument '{}': expected {}, got {}", op, argument,
-                                     expected, actual)),
+    : std::runtime_error(
+          fmt::format("{}: argument '{}': expected {}, got {}", op, argument, expected, actual)),
       op_(std::move(op)),
       argument_(std::move(argument)),
       expected_(std::move(expected)),

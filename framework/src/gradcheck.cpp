@@ -50,17 +50,17 @@ bool GradcheckReport::passed() const {
 std::string GradcheckReport::str() const {
   std::string s;
   for (auto& r : inputs) {
-    s += fmt::format("{:<12} {:>8} checked  max abs err {:.3e}  max rel err {:.3e}  worst #{} "
-                     "(analytic {:.9g}, numeric {:.9g})  {}\n",
-                     r.name, r.checked, r.max_abs_error, r.max_rel_error, r.worst_index,
-                     r.worst_analytic, r.worst_numeric, r.passed ? "pass" : "FAIL");
+    s += fmt::format(
+        "{:<12} {:>8} checked  max abs err {:.3e}  max rel err {:.3e}  worst #{} "
+        "(analytic {:.9g}, numeric {:.9g})  {}\n",
+        r.name, r.checked, r.max_abs_error, r.max_rel_error, r.worst_index, r.worst_analytic,
+        r.worst_numeric, r.passed ? "pass" : "FAIL");
   }
   return s;
 }
 
 GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
-                          const std::vector<std::string>& names,
-                          const GradcheckOptions& options) {
+                          const std::vector<std::string>& names, const GradcheckOptions& options) {
   bool any = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].requires_grad()) continue;
@@ -72,8 +72,8 @@ GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
   }
   MG_CHECK(any, "gradcheck", "inputs", "at least one input that requires grad", "none");
 
-  MG_CHECK(is_floating(options.analytic_dtype), "gradcheck", "analytic_dtype", "f32 or f64",
-           "{}", dtype_name(options.analytic_dtype));
+  MG_CHECK(is_floating(options.analytic_dtype), "gradcheck", "analytic_dtype", "f32 or f64", "{}",
+           dtype_name(options.analytic_dtype));
   // Keep the caller's gradients; the check must leave them as they were.
   std::vector<Tensor> saved;
   for (auto t : inputs) {

@@ -48,8 +48,10 @@ std::string describe(const OpDef& op, const std::any& attrs) {
   return op.describe_attrs && attrs.has_value() ? op.describe_attrs(attrs) : "";
 }
 
-constexpr const char* kForwardOpStyle = "shape=box, style=\"rounded,filled\", fillcolor=\"#dff0d8\"";
-constexpr const char* kBackwardOpStyle = "shape=box, style=\"rounded,filled\", fillcolor=\"#f8d7da\"";
+constexpr const char* kForwardOpStyle =
+    "shape=box, style=\"rounded,filled\", fillcolor=\"#dff0d8\"";
+constexpr const char* kBackwardOpStyle =
+    "shape=box, style=\"rounded,filled\", fillcolor=\"#f8d7da\"";
 constexpr const char* kGradientEdge = "color=\"#c0392b\", fontcolor=\"#c0392b\"";
 
 // One backward op as the observer saw it.
@@ -72,13 +74,18 @@ class DotGraph {
                "a recorded graph (draw it before backward(), or pass retain_graph = true)",
                "a graph released by backward() (at op '{}')", node->op->name);
     }
-    body_ += "digraph minigraph {\n  rankdir=TB; newrank=true; compound=true;\n"
-             "  node [fontname=\"Helvetica\", fontsize=11]; edge [fontname=\"Helvetica\", fontsize=9];\n";
-    body_ += "  subgraph cluster_forward {\n    label=\"forward\"; style=rounded; color=\"#5b8c5a\";\n";
+    body_ +=
+        "digraph minigraph {\n  rankdir=TB; newrank=true; compound=true;\n"
+        "  node [fontname=\"Helvetica\", fontsize=11]; edge [fontname=\"Helvetica\", "
+        "fontsize=9];\n";
+    body_ +=
+        "  subgraph cluster_forward {\n    label=\"forward\"; style=rounded; color=\"#5b8c5a\";\n";
     draw_forward();
     body_ += "  }\n";
     if (options_.backward && root_.grad_fn()) {
-      body_ += "  subgraph cluster_backward {\n    label=\"backward\"; style=rounded; color=\"#c0392b\";\n";
+      body_ +=
+          "  subgraph cluster_backward {\n    label=\"backward\"; style=rounded; "
+          "color=\"#c0392b\";\n";
       draw_backward();
       body_ += "  }\n";
     }
@@ -143,14 +150,20 @@ class DotGraph {
         const Tensor& input = node->inputs[i];
         const Node* maker = input.grad_fn().get();
         std::string from = maker ? node_ids_[maker] : leaf(input);
-        if (maker) saved_.try_emplace(input.impl()->storage.get(), Owner{maker->op->name + "'s output", input.shape()});
+        if (maker)
+          saved_.try_emplace(input.impl()->storage.get(),
+                             Owner{maker->op->name + "'s output", input.shape()});
         add_edge(from, id, node->op->inputs[i], "");
       }
       std::string style = kForwardOpStyle;
       if (node == root_.grad_fn().get()) style += ", peripheries=2";
-      add_node("    ", id, op_label(*node->op, describe(*node->op, node->attrs), node->out_shape, node->out_dtype), style);
+      add_node(
+          "    ", id,
+          op_label(*node->op, describe(*node->op, node->attrs), node->out_shape, node->out_dtype),
+          style);
     }
-    saved_.try_emplace(root_.impl()->storage.get(), Owner{root_.grad_fn()->op->name + "'s output", root_.shape()});
+    saved_.try_emplace(root_.impl()->storage.get(),
+                       Owner{root_.grad_fn()->op->name + "'s output", root_.shape()});
   }
 
   // Reverse topological order, as the engine: a node's rule runs once all its consumers
@@ -179,8 +192,9 @@ class DotGraph {
       grads = node.op->backward(BackwardContext{node.inputs, node.attrs, grad_out});
     }
     const std::string& forward_id = node_ids_[&node];
-    body_ += fmt::format("    subgraph cluster_{} {{\n      label={}; style=dashed; color=\"#d98880\";\n",
-                         forward_id, quoted("backward of " + node.op->name));
+    body_ += fmt::format(
+        "    subgraph cluster_{} {{\n      label={}; style=dashed; color=\"#d98880\";\n",
+        forward_id, quoted("backward of " + node.op->name));
     // Within the rule: storage -> the drawn nodes whose outputs it holds.
     std::unordered_map<const Storage*, std::vector<std::string>> gradients;
     gradients[grad_out.impl()->storage.get()] = sources;
@@ -209,8 +223,8 @@ class DotGraph {
       const Tensor& input = node.inputs[i];
       if (!grads[i].defined() || !input.requires_grad()) continue;
       auto g = gradients.find(grads[i].impl()->storage.get());
-      std::vector<std::string> made_by = g != gradients.end() ? g->second
-                                                              : std::vector<std::string>{constant(grads[i])};
+      std::vector<std::string> made_by =
+          g != gradients.end() ? g->second : std::vector<std::string>{constant(grads[i])};
       if (const Node* maker = input.grad_fn().get()) {
         auto& next = gradient_sources_[maker];
         next.insert(next.end(), made_by.begin(), made_by.end());
@@ -233,11 +247,13 @@ class DotGraph {
 
   std::string legend() const {
     std::string text = options_.title.empty() ? "" : options_.title + "\\n";
-    text += "blue: parameters, yellow: other tensors that require grad, grey: constants; "
-            "green: forward ops, red: backward ops (shape and dtype of their outputs)";
+    text +=
+        "blue: parameters, yellow: other tensors that require grad, grey: constants; "
+        "green: forward ops, red: backward ops (shape and dtype of their outputs)";
     if (options_.backward) {
-      text += "\\nred edges: gradients (dashed: into the leaves they update); "
-              "'b = head.weight' in a backward op: a forward tensor it reads";
+      text +=
+          "\\nred edges: gradients (dashed: into the leaves they update); "
+          "'b = head.weight' in a backward op: a forward tensor it reads";
     }
     return text;
   }

@@ -8,8 +8,8 @@ namespace mg {
 
 void Module::register_parameter(std::string name, Tensor& slot) {
   MG_CHECK(slot.defined() && is_floating(slot.dtype()), "register_parameter", name,
-           "a defined floating-point tensor",
-           "{}", slot.defined() ? std::string(dtype_name(slot.dtype())) : "an undefined tensor");
+           "a defined floating-point tensor", "{}",
+           slot.defined() ? std::string(dtype_name(slot.dtype())) : "an undefined tensor");
   slot.set_requires_grad(true);
   params_.emplace_back(std::move(name), &slot);
 }

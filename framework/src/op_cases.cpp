@@ -5,8 +5,7 @@
 
 namespace mg {
 
-Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed,
-                       Device device) {
+Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed, Device device) {
   const bool ids = spec.kind == InputSpec::Kind::ids;
   std::vector<double> values = spec.values;
   if (values.empty() && ids) {
@@ -14,7 +13,8 @@ Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t se
              spec.id_limit);
     std::mt19937_64 rng(seed);
     values.resize(static_cast<std::size_t>(shape_numel(spec.shape)));
-    for (auto& v : values) v = static_cast<double>(rng() % static_cast<std::uint64_t>(spec.id_limit));
+    for (auto& v : values)
+      v = static_cast<double>(rng() % static_cast<std::uint64_t>(spec.id_limit));
   } else if (values.empty()) {
     values = Tensor::normal(spec.shape, 0, 1, seed, DType::f64).to_vector<double>();
   }

@@ -42,8 +42,8 @@ void load_op_library(const std::string& path) {
   // RTLD_LOCAL: the library's own helpers stay out of the way of other libraries.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   MG_CHECK(handle != nullptr, "load_op_library", "path",
-           "a loadable shared library (built against this program's minigraph)", "'{}': {}",
-           path, loader_message());
+           "a loadable shared library (built against this program's minigraph)", "'{}': {}", path,
+           loader_message());
   if (registered.contains(handle)) return;
   dlerror();  // clear any stale message, so the check below reads dlsym's own
   void* hook = dlsym(handle, kRegisterOpsSymbol);

@@ -23,8 +23,7 @@ const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(!op.name.empty(), "register_op", "name", "a name", "an empty name");
   MG_CHECK(find(op.name) == nullptr, "register_op", "name", "a new op name",
            "'{}', which is registered already", op.name);
-  MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule",
-           "none");
+  MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule", "none");
   MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
            "a CPU kernel", "none");
   op.origin = origin_;
@@ -87,7 +86,8 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
            "{} (no {} kernel for '{}')", device.str(), device_kind_name(device.kind), op.name);
   Tensor out = Tensor::empty(spec.shape, spec.dtype, device);
   kernel(KernelContext{inputs, attrs, out});
-  if (g_op_observer != nullptr) [[unlikely]] (*g_op_observer)(op, inputs, attrs, out);
+  if (g_op_observer != nullptr) [[unlikely]]
+    (*g_op_observer)(op, inputs, attrs, out);
 
   bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
                                               [](const Tensor& t) { return t.requires_grad(); });

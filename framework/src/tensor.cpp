@@ -13,7 +13,9 @@
 namespace mg {
 
 Storage::Storage(Device device, std::size_t bytes)
-    : backend_(&backend_for(device)), device_(device), bytes_(bytes),
+    : backend_(&backend_for(device)),
+      device_(device),
+      bytes_(bytes),
       data_(backend_->allocate(bytes)) {}
 
 Storage::~Storage() { backend_->deallocate(data_, bytes_); }
@@ -22,20 +24,32 @@ namespace {
 
 double load(const void* base, DType dtype, std::int64_t i) {
   switch (dtype) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::f64: return static_cast<const double*>(base)[i];
-    case DType::i32: return static_cast<const std::int32_t*>(base)[i];
-    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+    case DType::f32:
+      return static_cast<const float*>(base)[i];
+    case DType::f64:
+      return static_cast<const double*>(base)[i];
+    case DType::i32:
+      return static_cast<const std::int32_t*>(base)[i];
+    case DType::i64:
+      return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
   }
   return 0;
 }
 
 void store(void* base, DType dtype, std::int64_t i, double v) {
   switch (dtype) {
-    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::f64: static_cast<double*>(base)[i] = v; break;
-    case DType::i32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(v); break;
-    case DType::i64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v); break;
+    case DType::f32:
+      static_cast<float*>(base)[i] = static_cast<float>(v);
+      break;
+    case DType::f64:
+      static_cast<double*>(base)[i] = v;
+      break;
+    case DType::i32:
+      static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(v);
+      break;
+    case DType::i64:
+      static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v);
+      break;
   }
 }
 
@@ -104,9 +118,9 @@ Tensor Tensor::normal(const Shape& shape, double mean, double stddev, std::uint6
 
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape, Device device) {
-  MG_CHECK(static_cast<std::int64_t>(values.size()) == shape_numel(shape), "from_vector",
-           "values", fmt::format("{} values for shape {}", shape_numel(shape), shape_str(shape)),
-           "{} values", values.size());
+  MG_CHECK(static_cast<std::int64_t>(values.size()) == shape_numel(shape), "from_vector", "values",
+           fmt::format("{} values for shape {}", shape_numel(shape), shape_str(shape)), "{} values",
+           values.size());
   return from_host_bytes(values.data(), shape, dtype_of<T>(), device);
 }
 
@@ -187,8 +201,8 @@ void Tensor::set_flat(std::int64_t flat_index, double value) {
   auto size = dtype_size(dtype());
   alignas(8) unsigned char element[8];
   store(element, dtype(), 0, value);
-  backend_for(device()).copy_from_host(
-      static_cast<unsigned char*>(raw_data()) + flat_index * size, element, size);
+  backend_for(device()).copy_from_host(static_cast<unsigned char*>(raw_data()) + flat_index * size,
+                                       element, size);
 }
 
 Tensor Tensor::to(Device target) const {
@@ -229,8 +243,7 @@ bool Tensor::requires_grad() const { return checked_impl().requires_grad; }
 Tensor& Tensor::set_requires_grad(bool requires_grad) {
   MG_CHECK(!requires_grad || is_floating(dtype()), "set_requires_grad", "self",
            "a floating-point tensor", "{}", dtype_name(dtype()));
-  MG_CHECK(is_leaf(), "set_requires_grad", "self", "a leaf tensor",
-           "the output of a recorded op");
+  MG_CHECK(is_leaf(), "set_requires_grad", "self", "a leaf tensor", "the output of a recorded op");
   impl_->requires_grad = requires_grad;
   return *this;
 }
@@ -265,9 +278,9 @@ std::string Tensor::str() const {
                      numel() > kShown ? ", ..." : "");
 }
 
-#define MG_INSTANTIATE(T)                                                                     \
-  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&, Device);        \
-  template T* Tensor::data<T>() const;                                                        \
+#define MG_INSTANTIATE(T)                                                              \
+  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&, Device); \
+  template T* Tensor::data<T>() const;                                                 \
   template std::vector<T> Tensor::to_vector<T>() const;
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)

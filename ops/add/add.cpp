@@ -63,8 +63,10 @@ void register_add(OpRegistry& registry) {
     using I = InputSpec;
     return std::vector<ErrorCase>{
         {"shape_mismatch", {I::real({2, 3}), I::real({4})}, {}, "broadcastable"},
-        {"dtype_mix", {I::real({2, 3}).with_dtype(DType::f32), I::real({2, 3}).with_dtype(DType::f64)},
-         {}, "dtype f32"},
+        {"dtype_mix",
+         {I::real({2, 3}).with_dtype(DType::f32), I::real({2, 3}).with_dtype(DType::f64)},
+         {},
+         "dtype f32"},
         {"integer_input", {I::ids({2, 3}, 5), I::real({2, 3})}, {}, "floating-point"},
     };
   };

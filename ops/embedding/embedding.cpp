@@ -57,9 +57,13 @@ void register_embedding(OpRegistry& registry) {
   op.error_cases = [] {
     using I = InputSpec;
     return std::vector<ErrorCase>{
-        {"id_too_large", {I::real({5, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})}, {},
+        {"id_too_large",
+         {I::real({5, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
+         {},
          "id 5 at position [1, 0]"},
-        {"id_negative", {I::real({5, 3}), I::ids({3}, 5).with_values({0, -1, 2})}, {},
+        {"id_negative",
+         {I::real({5, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
+         {},
          "id -1 at position [1]"},
         {"float_ids", {I::real({5, 3}), I::real({2}).no_grad()}, {}, "integer ids"},
         {"integer_table", {I::ids({5, 3}, 2), I::ids({2}, 5)}, {}, "floating-point"},

@@ -53,7 +53,8 @@ void register_embedding_backward(OpRegistry& registry) {
     return std::vector<OpCase>{
         {"repeated_ids", {I::real({3, 4, 4}), I::ids({3, 4}, 6)}, A{10}},
         {"i32_ids", {I::real({5, 3}), I::ids({5}, 7).with_dtype(DType::i32)}, A{7}},
-        {"all_ids_equal", {I::real({2, 3, 3}), I::ids({2, 3}, 5).with_values({4, 4, 4, 4, 4, 4})},
+        {"all_ids_equal",
+         {I::real({2, 3, 3}), I::ids({2, 3}, 5).with_values({4, 4, 4, 4, 4, 4})},
          A{5}},
         {"andrea_shapes", {I::real({2, 8, 768}), I::ids({2, 8}, 8449)}, A{8449}, 32},
     };
@@ -62,7 +63,9 @@ void register_embedding_backward(OpRegistry& registry) {
     using I = InputSpec;
     using A = EmbeddingBackwardAttrs;
     return std::vector<ErrorCase>{
-        {"id_too_large", {I::real({3, 2}), I::ids({3}, 4).with_values({0, 4, 1})}, A{4},
+        {"id_too_large",
+         {I::real({3, 2}), I::ids({3}, 4).with_values({0, 4, 1})},
+         A{4},
          "id 4 at position [1]"},
         {"grad_shape", {I::real({3, 2}), I::ids({4}, 4)}, A{4}, "ids' shape plus D"},
         {"float_ids", {I::real({3, 2}), I::real({3}).no_grad()}, A{4}, "integer ids"},

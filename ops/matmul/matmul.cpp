@@ -37,10 +37,11 @@ OutputSpec matmul_infer(const OpDef& self, std::span<const Tensor> in, const std
            shape_str(b.shape()));
   check_rank(self, 1, b, 2, 8);
   if (b_batched) {
-    MG_CHECK(std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()), "matmul", "b",
-             fmt::format("batch axes {} as in a {}", shape_str(Shape(a.shape().begin(), a.shape().end() - 2)),
-                         shape_str(a.shape())),
-             "shape {}", shape_str(b.shape()));
+    MG_CHECK(
+        std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()), "matmul", "b",
+        fmt::format("batch axes {} as in a {}",
+                    shape_str(Shape(a.shape().begin(), a.shape().end() - 2)), shape_str(a.shape())),
+        "shape {}", shape_str(b.shape()));
   }
   MG_CHECK(!(o.transpose_a && a.dim() > 2 && !b_batched), "matmul", "a",
            "a 2-D a when transpose_a is set and b is shared by the batch", "shape {}",
@@ -64,7 +65,8 @@ std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
   std::vector<Tensor> grads(2);
   if (ctx.needs_grad(0)) {
     // A = dC Bᵀ; with flags: ta ? op(B) dCᵀ : dC op(B)ᵀ.
-    grads[0] = o.transpose_a ? matmul(b, g, {o.transpose_b, true}) : matmul(g, b, {false, !o.transpose_b});
+    grads[0] =
+        o.transpose_a ? matmul(b, g, {o.transpose_b, true}) : matmul(g, b, {false, !o.transpose_b});
   }
   if (ctx.needs_grad(1)) {
     const bool shared_b = b.dim() == 2 && a.dim() > 2;
@@ -120,8 +122,10 @@ void register_matmul(OpRegistry& registry) {
         {"inner_mismatch", {I::real({3, 4}), I::real({5, 6})}, MatmulOptions{}, "a's inner size"},
         {"rank_one", {I::real({4}), I::real({4, 2})}, MatmulOptions{}, "rank 2 to 8"},
         {"batch_mismatch", {I::real({2, 3, 4}), I::real({3, 4, 5})}, MatmulOptions{}, "batch axes"},
-        {"dtype_mix", {I::real({3, 4}).with_dtype(DType::f32), I::real({4, 5}).with_dtype(DType::f64)},
-         MatmulOptions{}, "dtype f32"},
+        {"dtype_mix",
+         {I::real({3, 4}).with_dtype(DType::f32), I::real({4, 5}).with_dtype(DType::f64)},
+         MatmulOptions{},
+         "dtype f32"},
     };
   };
   registry.add(std::move(op));

@@ -22,7 +22,8 @@ Tensor position_embedding_backward(const Tensor& grad, std::int64_t rows, std::i
 void register_position_embedding_backward(OpRegistry& registry) {
   OpDef op;
   op.name = "position_embedding_backward";
-  op.summary = "[T, D] rows placed at offset.. of a zero [T_max, D] (position_embedding's gradient)";
+  op.summary =
+      "[T, D] rows placed at offset.. of a zero [T_max, D] (position_embedding's gradient)";
   op.inputs = {"grad"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
     const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);

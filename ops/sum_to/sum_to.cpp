@@ -36,7 +36,8 @@ void register_sum_to(OpRegistry& registry) {
     return OutputSpec{target, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    Tensor zeros = Tensor::zeros(ctx.inputs[0].shape(), ctx.grad_out.dtype(), ctx.grad_out.device());
+    Tensor zeros =
+        Tensor::zeros(ctx.inputs[0].shape(), ctx.grad_out.dtype(), ctx.grad_out.device());
     return std::vector<Tensor>{add(zeros, ctx.grad_out)};
   };
   op.kernels[static_cast<int>(DeviceKind::cpu)] = sum_to_cpu;

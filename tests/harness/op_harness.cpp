@@ -68,7 +68,8 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
 
   // The kernel writes into storage with guard bytes after the output.
   constexpr std::size_t kGuard = 64;
-  const std::size_t bytes = static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
+  const std::size_t bytes =
+      static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
   auto storage = std::make_shared<Storage>(device, bytes + kGuard);
   std::vector<unsigned char> guard(kGuard, 0xA5), after(kGuard);
   auto& backend = backend_for(device);
@@ -118,8 +119,8 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
   for (std::size_t i = 0; i < on_cpu.size(); ++i) {
     EXPECT_EQ(compare(on_device[i], on_cpu[i], tol), "")
         << op.name << "/" << c.name << (i == 0 ? " forward" : " gradient of input ")
-        << (i == 0 ? "" : std::to_string(i)) << " on " << device.str() << " "
-        << dtype_name(dtype) << " vs cpu";
+        << (i == 0 ? "" : std::to_string(i)) << " on " << device.str() << " " << dtype_name(dtype)
+        << " vs cpu";
   }
 }
 
@@ -165,7 +166,8 @@ void register_op_tests(std::string_view origin) {
     if (!origin.empty() && op->origin != origin) continue;
     for (const OpCase& c : op->cases ? op->cases() : std::vector<OpCase>{}) {
       for (Device device : devices) {
-        const std::string base = fmt::format("{}_{}_{}", op->name, c.name, device_kind_name(device.kind));
+        const std::string base =
+            fmt::format("{}_{}_{}", op->name, c.name, device_kind_name(device.kind));
         auto guarded = [op, device](std::function<void()> check) {
           return [op, device, check] {
             std::string why;
@@ -189,7 +191,8 @@ void register_op_tests(std::string_view origin) {
     }
     for (const ErrorCase& c : op->error_cases ? op->error_cases() : std::vector<ErrorCase>{}) {
       for (Device device : devices) {
-        std::string name = fmt::format("{}_error_{}_{}", op->name, c.name, device_kind_name(device.kind));
+        std::string name =
+            fmt::format("{}_error_{}_{}", op->name, c.name, device_kind_name(device.kind));
         add_test(name, __FILE__, [op, c, device] {
           std::string why;
           if (skip_reason(*op, device, why)) GTEST_SKIP() << why;

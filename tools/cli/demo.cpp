@@ -47,12 +47,13 @@ void add_demo_command(CLI::App& app, int& exit_code) {
   cmd->callback([batch, seed, &exit_code] {
     using clock = std::chrono::steady_clock;
     const auto config = andrea::AndreaConfig::andrea_120m();
-    fmt::print("ANDREA-120M input layer and untied head on the CPU\n\n{}\n", andrea::summary(config));
+    fmt::print("ANDREA-120M input layer and untied head on the CPU\n\n{}\n",
+               andrea::summary(config));
 
     auto start = clock::now();
     andrea::Andrea model(config);
-    fmt::print("built and initialised {} parameters in {:.3f} s\n", andrea::group_thousands(model.num_parameters()),
-               seconds_since(start));
+    fmt::print("built and initialised {} parameters in {:.3f} s\n",
+               andrea::group_thousands(model.num_parameters()), seconds_since(start));
 
     const std::int64_t t_len = config.context;
     std::mt19937_64 rng(*seed);
@@ -73,7 +74,8 @@ void add_demo_command(CLI::App& app, int& exit_code) {
 
     fmt::print("ids    {}  (i64)\n", shape_str(ids.shape()));
     fmt::print("x      {}  input layer forward  {:8.2f} ms\n", shape_str(x.shape()), input_s * 1e3);
-    fmt::print("logits {}  head forward         {:8.2f} ms\n", shape_str(logits.shape()), head_s * 1e3);
+    fmt::print("logits {}  head forward         {:8.2f} ms\n", shape_str(logits.shape()),
+               head_s * 1e3);
     fmt::print("loss = sum(logits) = {:.6g}; backward {:8.2f} ms\n", loss.item(), backward_s * 1e3);
     for (auto& [name, p] : model.named_parameters()) {
       fmt::print("  grad {:<22} {}\n", name, shape_str(p.grad().shape()));

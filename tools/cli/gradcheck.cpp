@@ -1,5 +1,7 @@
 // minigraph gradcheck: finite-difference checks of every registered op's cases, and of the
 // composed ANDREA input layer + head ("andrea"), printed as a table; exit 1 on a failure.
+#include "minigraph/gradcheck.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +10,6 @@
 #include "commands.h"
 #include "embedding/embedding.h"
 #include "matmul/matmul.h"
-#include "minigraph/gradcheck.h"
 #include "minigraph/op.h"
 #include "position_embedding/position_embedding.h"
 
@@ -40,7 +41,8 @@ std::vector<Check> check_op(const OpDef& op, DType dtype) {
   for (const OpCase& c : op.cases()) {
     auto inputs = make_case_inputs(c.inputs, DType::f64);
     auto fn = [&](const std::vector<Tensor>& in) { return apply_op(op, in, c.attrs); };
-    checks.push_back({op.name, c.name, gradcheck(fn, inputs, op.inputs, options_for(dtype, c.max_checks))});
+    checks.push_back(
+        {op.name, c.name, gradcheck(fn, inputs, op.inputs, options_for(dtype, c.max_checks))});
   }
   return checks;
 }
@@ -63,12 +65,14 @@ Check check_andrea(DType dtype) {
 }  // namespace
 
 void add_gradcheck_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("gradcheck", "check analytic gradients against finite differences");
+  auto* cmd =
+      app.add_subcommand("gradcheck", "check analytic gradients against finite differences");
   auto op_name = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);
   auto dtype_name_opt = std::make_shared<std::string>("f64");
   auto json = std::make_shared<bool>(false);
-  auto* op_opt = cmd->add_option("--op", *op_name, "one op by name, or 'andrea' for the composed layer");
+  auto* op_opt =
+      cmd->add_option("--op", *op_name, "one op by name, or 'andrea' for the composed layer");
   cmd->add_flag("--all", *all, "every registered op and the composed layer")->excludes(op_opt);
   cmd->add_option("--dtype", *dtype_name_opt, "dtype of the analytic gradient")
       ->check(CLI::IsMember({"f64", "f32"}))
@@ -98,13 +102,19 @@ void add_gradcheck_command(CLI::App& app, int& exit_code) {
       for (const auto& r : c.report.inputs) {
         passed = passed && r.passed;
         if (*json) {
-          out.push_back({{"op", c.op}, {"case", c.case_name}, {"input", r.name},
-                         {"dtype", *dtype_name_opt}, {"checked", r.checked},
-                         {"max_abs_error", r.max_abs_error}, {"max_rel_error", r.max_rel_error},
-                         {"worst_index", r.worst_index}, {"passed", r.passed}});
+          out.push_back({{"op", c.op},
+                         {"case", c.case_name},
+                         {"input", r.name},
+                         {"dtype", *dtype_name_opt},
+                         {"checked", r.checked},
+                         {"max_abs_error", r.max_abs_error},
+                         {"max_rel_error", r.max_rel_error},
+                         {"worst_index", r.worst_index},
+                         {"passed", r.passed}});
         } else {
           fmt::print("{:<28} {:<24} {:<8} {:>8} {:>12.3e} {:>12.3e}  {}\n", c.op, c.case_name,
-                     r.name, r.checked, r.max_abs_error, r.max_rel_error, r.passed ? "pass" : "FAIL");
+                     r.name, r.checked, r.max_abs_error, r.max_rel_error,
+                     r.passed ? "pass" : "FAIL");
         }
       }
     }

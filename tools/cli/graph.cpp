@@ -2,7 +2,8 @@
 // backward, as Graphviz DOT (and SVG through Graphviz's `dot` with --svg). By default the
 // layer is drawn op by op (InputLayer::forward_composed: embedding, position_embedding, add,
 // then the head's matmul); --as-model draws Andrea::forward as the module runs it (the fused
-// token_position_embedding op). Shapes are the preset's unless given; the batch is small: the structure matters.
+// token_position_embedding op). Shapes are the preset's unless given; the batch is small: the
+// structure matters.
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -44,8 +45,9 @@ std::string andrea_dot(const GraphOptions& o) {
   options.parameters = model.named_parameters();
   options.inputs = {{"ids", ids}};
   options.backward = !o.forward_only;
-  options.title = fmt::format("ANDREA input layer + untied head, loss = sum(logits); V={}, D={}, T_max={}",
-                              o.config.vocab_size, o.config.d_model, o.config.context);
+  options.title =
+      fmt::format("ANDREA input layer + untied head, loss = sum(logits); V={}, D={}, T_max={}",
+                  o.config.vocab_size, o.config.d_model, o.config.context);
   return to_dot(loss, options);
 }
 
@@ -59,7 +61,8 @@ std::string render_svg(const std::string& dot_file, const std::string& svg_file)
   int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
   if (rc == ENOENT) {
     return "Graphviz's `dot` is not on PATH (Debian: apt-get install graphviz); "
-           "render later with: dot -Tsvg " + dot_file + " -o " + svg_file;
+           "render later with: dot -Tsvg " +
+           dot_file + " -o " + svg_file;
   }
   if (rc != 0) return fmt::format("could not run dot: {}", std::strerror(rc));
   int status = 0;
@@ -76,7 +79,8 @@ std::string svg_name(const std::string& dot_file) {
 }  // namespace
 
 void add_graph_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("graph", "write the ANDREA input layer + head graph as Graphviz DOT");
+  auto* cmd =
+      app.add_subcommand("graph", "write the ANDREA input layer + head graph as Graphviz DOT");
   auto o = std::make_shared<GraphOptions>();
   cmd->add_option("--out", o->out, "the DOT file to write")->capture_default_str();
   cmd->add_flag("--svg", o->svg, "also render an SVG next to it with Graphviz's dot");
@@ -85,8 +89,12 @@ void add_graph_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size V")->capture_default_str();
   cmd->add_option("--d-model", o->config.d_model, "model width D")->capture_default_str();
   cmd->add_option("--context", o->config.context, "positions T_max")->capture_default_str();
-  cmd->add_option("--batch", o->batch, "sequences B")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--tokens", o->tokens, "tokens per sequence T")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", o->batch, "sequences B")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tokens", o->tokens, "tokens per sequence T")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->callback([o, &exit_code] {
     const std::string dot = andrea_dot(*o);
     std::ofstream file(o->out);

@@ -17,7 +17,8 @@ namespace {
 std::vector<std::string> kernel_devices(const OpDef& op) {
   std::vector<std::string> devices;
   for (int kind = 0; kind < kNumDeviceKinds; ++kind) {
-    if (op.kernels[kind] != nullptr) devices.emplace_back(device_kind_name(static_cast<DeviceKind>(kind)));
+    if (op.kernels[kind] != nullptr)
+      devices.emplace_back(device_kind_name(static_cast<DeviceKind>(kind)));
   }
   return devices;
 }
@@ -36,13 +37,16 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
   for (const auto& row : rows) {
     std::string line;
-    for (std::size_t c = 0; c + 1 < row.size(); ++c) line += fmt::format("{:<{}}  ", row[c], widths[c]);
+    for (std::size_t c = 0; c + 1 < row.size(); ++c)
+      line += fmt::format("{:<{}}  ", row[c], widths[c]);
     fmt::print("{}{}\n", line, row.back());
   }
 }
 
 std::size_t case_count(const OpDef& op) { return op.cases ? op.cases().size() : 0; }
-std::size_t error_case_count(const OpDef& op) { return op.error_cases ? op.error_cases().size() : 0; }
+std::size_t error_case_count(const OpDef& op) {
+  return op.error_cases ? op.error_cases().size() : 0;
+}
 
 }  // namespace
 
@@ -55,10 +59,15 @@ void add_ops_command(CLI::App& app, int& exit_code) {
     if (*json) {
       nlohmann::json out = nlohmann::json::array();
       for (const OpDef* op : ops) {
-        out.push_back({{"name", op->name}, {"summary", op->summary}, {"inputs", op->inputs},
-                       {"kernels", kernel_devices(*op)}, {"dtypes", dtype_names(*op)},
-                       {"backward", static_cast<bool>(op->backward)}, {"cases", case_count(*op)},
-                       {"error_cases", error_case_count(*op)}, {"origin", op->origin}});
+        out.push_back({{"name", op->name},
+                       {"summary", op->summary},
+                       {"inputs", op->inputs},
+                       {"kernels", kernel_devices(*op)},
+                       {"dtypes", dtype_names(*op)},
+                       {"backward", static_cast<bool>(op->backward)},
+                       {"cases", case_count(*op)},
+                       {"error_cases", error_case_count(*op)},
+                       {"origin", op->origin}});
       }
       fmt::print("{}\n", out.dump(2));
     } else {

@@ -34,7 +34,8 @@ void scaled_gelu_cpu(const KernelContext& ctx) {
     const T* x = ctx.inputs[0].data<T>();
     T* out = ctx.out.data<T>();
     const T scale = static_cast<T>(scale_of(ctx));
-    for (std::int64_t i = 0, n = ctx.out.numel(); i < n; ++i) out[i] = scale * x[i] * normal_cdf(x[i]);
+    for (std::int64_t i = 0, n = ctx.out.numel(); i < n; ++i)
+      out[i] = scale * x[i] * normal_cdf(x[i]);
   });
 }
 

@@ -33,8 +33,8 @@ namespace detail {
 // MG_CHECK(cond, op, argument, expected, actual_fmt, args...): throws mg::Error when cond is
 // false. The actual value is formatted only on failure, so checks cost nothing on the hot path.
 #define MG_CHECK(cond, op, argument, expected, ...)                                        \
-  do {                                                                                      \
-    if (!(cond)) [[unlikely]] {                                                             \
+  do {                                                                                     \
+    if (!(cond)) [[unlikely]] {                                                            \
       ::mg::detail::throw_error((op), (argument), (expected), ::fmt::format(__VA_ARGS__)); \
-    }                                                                                       \
+    }                                                                                      \
   } while (0)

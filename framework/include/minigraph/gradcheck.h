@@ -27,9 +27,9 @@ struct GradcheckOptions {
 
 struct GradcheckInputReport {
   std::string name;
-  std::int64_t checked = 0;   // elements compared
-  double max_abs_error = 0;   // |analytic - numeric| at its worst
-  double max_rel_error = 0;   // the same over max(|numeric|, tiny)
+  std::int64_t checked = 0;       // elements compared
+  double max_abs_error = 0;       // |analytic - numeric| at its worst
+  double max_rel_error = 0;       // the same over max(|numeric|, tiny)
   std::int64_t worst_index = -1;  // flat index of the worst element
   double worst_analytic = 0, worst_numeric = 0;
   bool passed = true;

@@ -2,6 +2,7 @@
 // every built-in op and the ANDREA layers.
 #pragma once
 
+#include "andrea/model.h"
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
 #include "minigraph/error.h"
@@ -13,4 +14,3 @@
 #include "minigraph/ops.h"
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
-#include "andrea/model.h"

@@ -32,8 +32,7 @@ class Module {
   void register_module(std::string name, Module& child);
 
  private:
-  void collect(const std::string& prefix,
-               std::vector<std::pair<std::string, Tensor*>>& out) const;
+  void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Module*>> children_;
 };

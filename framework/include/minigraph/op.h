@@ -42,10 +42,10 @@ struct InputSpec {
   enum class Kind { real, ids };
   Kind kind = Kind::real;
   Shape shape;
-  std::int64_t id_limit = 0;            // ids are drawn from [0, id_limit), with repeats
-  std::vector<double> values;           // explicit values instead of random ones
-  std::optional<DType> dtype;           // default: the case's float dtype, or i64 for ids
-  bool requires_grad = true;            // real inputs only
+  std::int64_t id_limit = 0;   // ids are drawn from [0, id_limit), with repeats
+  std::vector<double> values;  // explicit values instead of random ones
+  std::optional<DType> dtype;  // default: the case's float dtype, or i64 for ids
+  bool requires_grad = true;   // real inputs only
 
   static InputSpec real(Shape shape) {
     InputSpec s;
@@ -59,9 +59,18 @@ struct InputSpec {
     s.id_limit = limit;
     return s;
   }
-  InputSpec& with_values(std::vector<double> v) { values = std::move(v); return *this; }
-  InputSpec& with_dtype(DType d) { dtype = d; return *this; }
-  InputSpec& no_grad() { requires_grad = false; return *this; }
+  InputSpec& with_values(std::vector<double> v) {
+    values = std::move(v);
+    return *this;
+  }
+  InputSpec& with_dtype(DType d) {
+    dtype = d;
+    return *this;
+  }
+  InputSpec& no_grad() {
+    requires_grad = false;
+    return *this;
+  }
 };
 
 struct OpCase {
