@@ -2,6 +2,7 @@
 // expected and what came, and none leaves a parameter or gradient changed.
 #include <gtest/gtest.h>
 
+#include "expect_error.h"
 #include "minigraph/minigraph.h"
 
 namespace mg {
@@ -9,16 +10,7 @@ namespace {
 
 using andrea::AndreaConfig;
 
-template <typename Fn>
-Error expect_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected mg::Error";
-  return Error("", "", "", "");
-}
+using testing::expect_error;
 
 AndreaConfig tiny() {
   AndreaConfig c;

@@ -5,22 +5,14 @@
 #include <cmath>
 #include <numbers>
 
+#include "expect_error.h"
 #include "minigraph/minigraph.h"
 #include "scaled_gelu/scaled_gelu.h"  // the attributes type only: the code comes from the plugin
 
 namespace mg {
 namespace {
 
-template <typename Fn>
-Error expect_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected mg::Error";
-  return Error("", "", "", "");
-}
+using testing::expect_error;
 
 void copy_kernel(const KernelContext& ctx) { ctx.out.set_flat(0, ctx.inputs[0].at_flat(0)); }
 
