@@ -150,6 +150,19 @@ def worker(threads, batches, reps):
     return records
 
 
+def machine_busy_s():
+    """Seconds all cores spent busy since boot (user, nice, system, irq, softirq, steal)."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_workers(thread_counts, batches, reps):
     records = []
     for threads in thread_counts:
@@ -235,13 +248,20 @@ def main():
     import torch  # only for the version; the workers do the work
     print(f"PyTorch {torch.__version__} on {meta.get('machine', 'this machine')}; "
           f"minigraph GEMM: {meta.get('gemm_library', '-')}\n")
+    busy, ours, start = machine_busy_s(), children_cpu_s(), time.monotonic()
     torch_records = run_workers(threads, batches, args.reps)
+    # Other processes' CPU use while the workers ran, in cores on average (as minigraph bench
+    # reports it): figures taken beside a build read low.
+    other_load = max(0.0, ((machine_busy_s() - busy) - (children_cpu_s() - ours))
+                     / (time.monotonic() - start))
     rows = compare(minigraph, torch_records)
     print_table(rows)
+    print(f"\nother processes kept {other_load:.2f} of {len(os.sched_getaffinity(0))} cores busy "
+          f"during the PyTorch runs{': the figures read low' if other_load > 0.05 else ''}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"torch_version": torch.__version__, "records": torch_records,
-                       "comparison": rows}, f, indent=2)
+            json.dump({"torch_version": torch.__version__, "other_load_cores": other_load,
+                       "records": torch_records, "comparison": rows}, f, indent=2)
         print(f"\nwrote {len(torch_records)} records to {args.json}")
 
 
