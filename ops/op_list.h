@@ -2,6 +2,7 @@
 // here; ops/CMakeLists.txt reads this list for the sources and the umbrella header.
 MG_OP(add)
 MG_OP(sum_to)
+MG_OP(broadcast_to)
 MG_OP(matmul)
 MG_OP(embedding)
 MG_OP(embedding_backward)

@@ -1,9 +1,9 @@
 // sum_to: out = x summed over the axes on which `shape` was broadcast to x's shape.
 //   x [..X], shape S (broadcastable to X) -> out [S]
-// Backward: the upstream gradient broadcast back to x's shape (an add onto zeros).
+// Backward: the upstream gradient broadcast back to x's shape (broadcast_to).
 #include "sum_to/sum_to.h"
 
-#include "add/add.h"
+#include "broadcast_to/broadcast_to.h"
 #include "common/broadcast.h"
 #include "minigraph/op.h"
 
@@ -36,9 +36,7 @@ void register_sum_to(OpRegistry& registry) {
     return OutputSpec{target, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    Tensor zeros =
-        Tensor::zeros(ctx.inputs[0].shape(), ctx.grad_out.dtype(), ctx.grad_out.device());
-    return std::vector<Tensor>{add(zeros, ctx.grad_out)};
+    return std::vector<Tensor>{broadcast_to(ctx.grad_out, ctx.inputs[0].shape())};
   };
   op.kernels[static_cast<int>(DeviceKind::cpu)] = sum_to_cpu;
 #ifdef MG_WITH_CUDA

@@ -1,0 +1,73 @@
+// broadcast_to: out = x repeated along the axes on which x broadcasts to `shape`.
+//   x [..X], shape S (X broadcasts to S) -> out [S]
+// Backward: the upstream gradient summed back to x's shape (sum_to). It is sum_to's backward,
+// so the gradient of sum(logits) costs one write of the logits' size and no zero tensor.
+#include "broadcast_to/broadcast_to.h"
+
+#include "common/broadcast.h"
+#include "minigraph/op.h"
+#include "sum_to/sum_to.h"
+
+namespace mg {
+
+void broadcast_to_cpu(const KernelContext& ctx);
+void broadcast_to_reference(const KernelContext& ctx);
+#ifdef MG_WITH_CUDA
+void broadcast_to_cuda(const KernelContext& ctx);
+#endif
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  static const OpDef& op = OpRegistry::instance().get("broadcast_to");
+  if (x.defined() && x.shape() == shape) return x;
+  return apply_op(op, {x}, BroadcastToAttrs{shape});
+}
+
+void register_broadcast_to(OpRegistry& registry) {
+  OpDef op;
+  op.name = "broadcast_to";
+  op.summary = "x repeated to a shape it broadcasts to (the gradient of sum_to)";
+  op.inputs = {"x"};
+  op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
+    check_floating(self, 0, in[0]);
+    const Shape& target = attrs_as<BroadcastToAttrs>(attrs).shape;
+    Shape joint;
+    MG_CHECK(broadcast_shapes(in[0].shape(), target, joint) && joint == target, "broadcast_to",
+             "shape", fmt::format("a shape x's {} broadcasts to", shape_str(in[0].shape())), "{}",
+             shape_str(target));
+    return OutputSpec{target, in[0].dtype()};
+  };
+  op.backward = [](const BackwardContext& ctx) {
+    return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.inputs[0].shape())};
+  };
+  op.kernels[static_cast<int>(DeviceKind::cpu)] = broadcast_to_cpu;
+#ifdef MG_WITH_CUDA
+  op.kernels[static_cast<int>(DeviceKind::cuda)] = broadcast_to_cuda;
+#endif
+  op.reference = broadcast_to_reference;
+  op.describe_attrs = [](const std::any& attrs) {
+    return "shape=" + shape_str(attrs_as<BroadcastToAttrs>(attrs).shape);
+  };
+  op.cases = [] {
+    using I = InputSpec;
+    using A = BroadcastToAttrs;
+    return std::vector<OpCase>{
+        {"leading_axis", {I::real({3, 4})}, A{{2, 3, 4}}},
+        {"from_scalar", {I::real({})}, A{{2, 3}}},
+        {"inner_axis", {I::real({2, 1, 4})}, A{{2, 3, 4}}},
+        {"size_one_dims", {I::real({1})}, A{{5, 1}}},
+        {"andrea_pos_grad", {I::real({16, 8})}, A{{3, 16, 8}}},
+    };
+  };
+  op.error_cases = [] {
+    using I = InputSpec;
+    using A = BroadcastToAttrs;
+    return std::vector<ErrorCase>{
+        {"not_broadcastable", {I::real({2, 3})}, A{{4, 3}}, "x's [2, 3] broadcasts to"},
+        {"smaller_target", {I::real({2, 3})}, A{{3}}, "x's [2, 3] broadcasts to"},
+        {"integer_input", {I::ids({2}, 3)}, A{{2, 2}}, "floating-point"},
+    };
+  };
+  registry.add(std::move(op));
+}
+
+}  // namespace mg

@@ -1,0 +1,58 @@
+// broadcast_to on the CPU: when x repeats over leading axes (a scalar, or [T, D] to
+// [B, T, D]), contiguous copies split across threads; otherwise a strided loop.
+#include <algorithm>
+
+#include "common/broadcast.h"
+#include "minigraph/op.h"
+#include "minigraph/threads.h"
+
+namespace mg {
+
+namespace {
+
+template <typename T>
+void broadcast_loop(const Tensor& x, Tensor& out) {
+  const T* px = x.data<T>();
+  T* po = out.data<T>();
+  const auto strides = broadcast_strides(x.shape(), out.shape());
+  for_each_broadcast(out.shape(), strides, strides,
+                     [&](std::int64_t i, std::int64_t ix, std::int64_t) { po[i] = px[ix]; });
+}
+
+// out[i] = x[i % block] for i in [0, n), in contiguous ranges across threads.
+template <typename T>
+void repeat_block(const T* x, std::int64_t block, T* out, std::int64_t n) {
+  const int parts = threads_for(n);
+  parallel_for(parts, [&](int thread_part) {
+    const Range r = part_range(n, parts, thread_part);
+    if (block == 1) {
+      std::fill(out + r.begin, out + r.end, x[0]);
+      return;
+    }
+    for (std::int64_t i = r.begin; i < r.end;) {
+      const std::int64_t j = i % block, run = std::min(r.end - i, block - j);
+      std::copy(x + j, x + j + run, out + i);
+      i += run;
+    }
+  });
+}
+
+}  // namespace
+
+void broadcast_to_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& out = ctx.out;
+  dispatch_float(out.dtype(), [&]<typename T>() {
+    if (out.numel() > 0 && is_leading_broadcast(x.shape(), out.shape())) {
+      repeat_block<T>(x.data<T>(), x.numel(), out.data<T>(), out.numel());
+      return;
+    }
+    broadcast_loop<T>(x, out);
+  });
+}
+
+void broadcast_to_reference(const KernelContext& ctx) {
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() { broadcast_loop<T>(ctx.inputs[0], ctx.out); });
+}
+
+}  // namespace mg

@@ -1,0 +1,41 @@
+// broadcast_to on CUDA: each output element maps to its x element through mixed-radix sizes
+// and x's strides (0 on repeated axes); a grid-stride loop writes every output element once.
+//   N out elements; x [..X] -> out [S]
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel_launch.cuh"
+#include "broadcast_to/broadcast_to_cuda.cuh"
+
+namespace mg::cuda {
+
+namespace {
+
+template <typename T>
+__global__ void broadcast_to_kernel(const T* __restrict__ x, T* __restrict__ out,
+                                    std::int64_t count, RepeatLayout layout) {
+  for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
+    std::int64_t rest = i, offset = 0;
+    for (int axis = layout.rank - 1; axis > 0; --axis) {
+      const std::int64_t outer = rest / layout.size[axis];
+      offset += (rest - outer * layout.size[axis]) * layout.stride_x[axis];
+      rest = outer;
+    }
+    out[i] = x[offset + rest * layout.stride_x[0]];
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void broadcast_to_launch(const T* x, T* out, std::int64_t count, const RepeatLayout& layout,
+                         cudaStream_t stream) {
+  if (count == 0) return;
+  broadcast_to_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(x, out, count, layout);
+  MG_CUDA_CHECK(cudaGetLastError());
+}
+
+template void broadcast_to_launch<float>(const float*, float*, std::int64_t, const RepeatLayout&,
+                                         cudaStream_t);
+template void broadcast_to_launch<double>(const double*, double*, std::int64_t, const RepeatLayout&,
+                                          cudaStream_t);
+
+}  // namespace mg::cuda
