@@ -71,7 +71,7 @@ std::vector<OpBench> op_benches(std::int64_t batch) {
        [=] {
          return std::vector{random_tensor({batch, kContext, kVocab}, true)};
        },
-       SumToAttrs{{}}, Work::bytes, n * V * f, 3 * n * V * f, "sum of [B,T,V]", "zeros + add"},
+       SumToAttrs{{}}, Work::bytes, n * V * f, n * V * f, "sum of [B,T,V]", "broadcast_to"},
       {"embedding_backward",
        [=] {
          return std::vector{random_tensor(x_shape, true), ids};
