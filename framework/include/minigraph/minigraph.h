@@ -1,10 +1,11 @@
 // The umbrella header: tensors, autograd, modules, gradcheck, graph pictures, op libraries,
-// every built-in op and the ANDREA layers.
+// threads and CPU memory statistics, every built-in op and the ANDREA layers.
 #pragma once
 
 #include "andrea/model.h"
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
+#include "minigraph/cpu.h"
 #include "minigraph/error.h"
 #include "minigraph/format.h"
 #include "minigraph/gradcheck.h"
@@ -14,3 +15,4 @@
 #include "minigraph/ops.h"
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
+#include "minigraph/threads.h"
