@@ -11,7 +11,7 @@ install(DIRECTORY ops/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/minigraph/ops
         FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY models/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/minigraph/models
         FILES_MATCHING PATTERN "*.h")
-install(FILES ${MINIGRAPH_GENERATED_DIR}/minigraph/ops.h
+install(FILES ${MINIGRAPH_GENERATED_DIR}/minigraph/ops.h ${MINIGRAPH_GENERATED_DIR}/minigraph/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/minigraph)
 install(EXPORT minigraphTargets NAMESPACE minigraph:: DESTINATION ${MINIGRAPH_CMAKE_DIR})
 

@@ -20,6 +20,15 @@ constexpr const char* kCudaNote = "; this build has no CUDA backend";
 #endif
 }  // namespace
 
+bool backend_built(DeviceKind kind) {
+#ifdef MG_WITH_CUDA
+  constexpr bool kCudaBuilt = true;
+#else
+  constexpr bool kCudaBuilt = false;
+#endif
+  return kind == DeviceKind::cpu || kCudaBuilt;
+}
+
 int device_count(DeviceKind kind) {
   if (kind == DeviceKind::cpu) return 1;
 #ifdef MG_WITH_CUDA

@@ -8,6 +8,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "minigraph/error.h"
@@ -42,12 +45,46 @@ void apply(int threads) {
 #endif
 }
 
+// More than this many threads from the environment is taken for a typo, not a wish: OpenMP
+// would try to start them all.
+constexpr long kMaxThreadsFromEnvironment = 1024;
+
+std::mutex origin_mutex;
+std::string& origin() {
+  static std::string text;
+  return text;
+}
+
+// The default: OMP_NUM_THREADS when it holds a usable count (its first entry, as OpenMP reads
+// "4,2"), else the cores this process may run on. Never throws: it runs on first use.
+int default_threads() {
+  const int cores = cores_available();
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  std::string why_not;
+  if (env != nullptr && *env != '\0') {
+    errno = 0;
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    const bool whole = end != env && (*end == '\0' || *end == ',');
+    if (whole && errno == 0 && n >= 1 && n <= kMaxThreadsFromEnvironment) {
+      origin() = fmt::format("OMP_NUM_THREADS={}", n);
+      return static_cast<int>(n);
+    }
+    why_not = fmt::format("; OMP_NUM_THREADS='{}' ignored: not a count in [1, {}]", env,
+                          kMaxThreadsFromEnvironment);
+  }
+  origin() = fmt::format("the {} core{} this process may run on{}", cores, cores == 1 ? "" : "s",
+                         why_not);
+  return cores;
+}
+
 // The setting, applied to every pool on first use so that a program that never calls
 // set_num_threads still gets one consistent size (the BLAS reads its own default from the
 // environment otherwise).
 std::atomic<int>& setting() {
   static std::atomic<int> threads = [] {
-    const int n = cores_available();
+    std::lock_guard lock(origin_mutex);
+    const int n = default_threads();
     apply(n);
     return n;
   }();
@@ -60,6 +97,14 @@ void set_num_threads(int threads) {
   MG_CHECK(threads >= 1, "set_num_threads", "threads", "at least 1", "{}", threads);
   setting().store(threads);
   apply(threads);
+  std::lock_guard lock(origin_mutex);
+  origin() = fmt::format("set_num_threads({})", threads);
+}
+
+std::string num_threads_origin() {
+  setting();
+  std::lock_guard lock(origin_mutex);
+  return origin();
 }
 
 int num_threads() { return setting().load(std::memory_order_relaxed); }

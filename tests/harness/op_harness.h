@@ -1,5 +1,7 @@
 // The table-driven op harness: for every registered op x case x backend x dtype it registers
-// GoogleTest tests (named ops.<op>_<case>_<device>_<dtype>_<check>) that check
+// GoogleTest tests (backends: the CPU, and CUDA where the build has it, a GPU is present and
+// the op has a CUDA kernel; tests that could only skip are not registered),
+// named ops.<op>_<case>_<device>_<dtype>_<check>, that check
 //   - the output shape against the op's rule, and the forward against its naive reference;
 //   - guard bytes after the output (no out-of-bounds writes);
 //   - gradients against finite differences (f64), and every backend against the CPU;

@@ -25,6 +25,9 @@ class Backend {
 // The backend of a device; throws mg::Error when that device is not available.
 Backend& backend_for(Device device);
 bool device_available(Device device);
+// Whether this build has a backend for that kind of device (CUDA: built with MINIGRAPH_CUDA),
+// whether or not such a device is present.
+bool backend_built(DeviceKind kind);
 int device_count(DeviceKind kind);  // 1 for the CPU; visible GPUs for CUDA (0 without one)
 
 }  // namespace mg

@@ -16,3 +16,4 @@
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
 #include "minigraph/threads.h"
+#include "minigraph/version.h"

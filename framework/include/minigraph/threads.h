@@ -9,11 +9,15 @@
 
 namespace mg {
 
-// Threads for CPU kernels from now on; throws mg::Error below 1. The default is the number of
-// cores this process may run on. Set it between op calls, not while kernels run elsewhere;
+// Threads for CPU kernels from now on; throws mg::Error below 1. The default is
+// OMP_NUM_THREADS when it holds a count (its first entry), else the number of cores this
+// process may run on. Set it between op calls, not while kernels run elsewhere;
 // OpenMP keeps the setting per calling thread, so set it on the thread that runs the model.
 void set_num_threads(int threads);
 int num_threads();
+// Which setting gave num_threads(), for reports: "set_num_threads(4)", "OMP_NUM_THREADS=4" or
+// "the 2 cores this process may run on" (naming an OMP_NUM_THREADS that was set but unusable).
+std::string num_threads_origin();
 
 // How many threads a kernel should use for `work` elements: 1 for small tensors (where waking
 // threads costs more than it saves), at most num_threads().
