@@ -163,6 +163,17 @@ TEST(Andrea, BadConfigIsAClearError) {
   c = tiny();
   c.dtype = DType::i64;
   EXPECT_THROW(summary(c), Error);
+  // Counts that would wrap in int64 (`minigraph summary --vocab 99999999999 --d-model ...`).
+  c = tiny();
+  c.vocab_size = c.d_model = 99'999'999'999;
+  try {
+    summary(c);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "AndreaConfig: argument 'vocab_size × d_model': expected a product of at most "
+                 "2^63 - 1, got 99999999999 × 99999999999 (passes INT64_MAX)");
+  }
 }
 
 }  // namespace

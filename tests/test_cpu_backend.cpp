@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "minigraph/cpu.h"
@@ -46,6 +47,28 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> on_one_and_two_threads(Fn fn
   set_num_threads(2);
   auto two = fn();
   return {one, two};
+}
+
+// The default thread count follows OMP_NUM_THREADS when it holds a count; ctest runs this
+// test also with OMP_NUM_THREADS=3 and =abc (tests/CMakeLists.txt). It must run before any
+// set_num_threads in its process, as ctest runs each test in a process of its own.
+TEST(Threads, DefaultFollowsOmpNumThreadsAndSaysWhichSettingWon) {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  const std::string value = env != nullptr ? env : "";
+  const std::string origin = num_threads_origin();
+  if (value == "3") {
+    EXPECT_EQ(num_threads(), 3);
+    EXPECT_EQ(origin, "OMP_NUM_THREADS=3");
+  } else if (value == "abc") {
+    EXPECT_NE(origin.find("OMP_NUM_THREADS='abc' ignored"), std::string::npos) << origin;
+    EXPECT_NE(origin.find("core"), std::string::npos) << origin;
+  } else if (value.empty()) {
+    EXPECT_NE(origin.find("core"), std::string::npos) << origin;
+  } else {
+    GTEST_SKIP() << "OMP_NUM_THREADS=" << value << " set by the caller";
+  }
+  set_num_threads(2);
+  EXPECT_EQ(num_threads_origin(), "set_num_threads(2)");
 }
 
 TEST_F(ThreadsTest, SettingIsAppliedAndChecked) {

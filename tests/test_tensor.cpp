@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
+#include "expect_error.h"
 #include "minigraph/minigraph.h"
 
 namespace mg {
@@ -96,14 +98,48 @@ TEST(Tensor, BadConstructionAndAccessThrowClearErrors) {
 }
 
 TEST(Tensor, AskingForAMissingDeviceIsAClearError) {
-  if (device_available(Device::cuda(0))) GTEST_SKIP() << "a CUDA device is present";
-  try {
-    Tensor::zeros({2}, DType::f32, Device::cuda(0));
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("an available device"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
-  }
+  // cuda:1000 is absent everywhere (in a CPU-only build so is every CUDA device): one error.
+  Error e = testing::expect_error([] { Tensor::zeros({2}, DType::f32, Device::cuda(1000)); });
+  EXPECT_EQ(e.op(), "backend");
+  EXPECT_NE(std::string(e.what()).find("an available device"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("cuda:1000"), std::string::npos) << e.what();
+}
+
+TEST(Tensor, ShapeProductsThatPassInt64AreErrorsNotWrappedSizes) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // 2^40 x 2^40 wraps to 0 elements in unchecked int64 arithmetic.
+  Error e = testing::expect_error([] { Tensor::zeros({1LL << 40, 1LL << 40}); });
+  EXPECT_STREQ(e.what(),
+               "tensor: argument 'shape': expected at most 2^63 - 1 elements, got "
+               "[1099511627776, 1099511627776] (the element count passes INT64_MAX)");
+  EXPECT_THROW(Tensor::zeros({kMax, 2}), Error);
+  EXPECT_THROW(Tensor::zeros({3, kMax / 2}), Error);
+  // Elements fit, bytes do not: 2^62 floats are 2^64 bytes.
+  e = testing::expect_error([] { Tensor::zeros({1LL << 62}); });
+  EXPECT_EQ(e.expected(), "at most 2^63 - 1 bytes");
+  EXPECT_EQ(shape_nbytes({(1LL << 61) - 1}, DType::f32), ((1LL << 61) - 1) * 4);
+  EXPECT_THROW(shape_nbytes({1LL << 61}, DType::f32), Error);  // exactly 2^63 bytes
+  // A zero size makes any shape empty, however large the other sizes.
+  EXPECT_EQ(Tensor::zeros({0, kMax, kMax}).numel(), 0);
+  EXPECT_EQ(checked_mul(kMax, 1, "t", "x"), kMax);
+  EXPECT_EQ(checked_add(kMax - 1, 1, "t", "x"), kMax);
+  e = testing::expect_error([] { checked_add(kMax, 1, "andrea", "parameters"); });
+  EXPECT_STREQ(e.what(),
+               "andrea: argument 'parameters': expected a sum of at most 2^63 - 1, got "
+               "9223372036854775807 + 1 (passes INT64_MAX)");
+  EXPECT_THROW(checked_mul(1LL << 32, 1LL << 31, "t", "x"), Error);
+  EXPECT_THROW(checked_mul(-(1LL << 32), 1LL << 32, "t", "x"), Error);
+}
+
+TEST(Tensor, MemoryTheSystemCannotGiveIsAnErrorNamingTheBytes) {
+  // 4 TiB of floats: more than any machine this runs on has available.
+  Error e = testing::expect_error([] { Tensor::zeros({1LL << 40}); });
+  EXPECT_EQ(e.op(), "cpu");
+  EXPECT_NE(std::string(e.what()).find("a request for 4398046511104 bytes (4096.00 GiB)"),
+            std::string::npos)
+      << e.what();
+  // Nothing was kept: the allocator still serves ordinary requests.
+  EXPECT_EQ(Tensor::ones({4}).to_vector<float>(), std::vector<float>(4, 1.0f));
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ std::vector<Tensor> Module::parameters() const {
 
 std::int64_t Module::num_parameters() const {
   std::int64_t n = 0;
-  for (auto& t : parameters()) n += t.numel();
+  for (auto& t : parameters()) n = checked_add(n, t.numel(), "Module", "num_parameters");
   return n;
 }
 

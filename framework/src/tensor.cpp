@@ -69,18 +69,16 @@ Tensor from_host_bytes(const void* src, const Shape& shape, DType dtype, Device 
 }  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  auto numel = shape_numel(shape);
-  auto storage =
-      std::make_shared<Storage>(device, static_cast<std::size_t>(numel) * dtype_size(dtype));
+  auto storage = std::make_shared<Storage>(device, static_cast<std::size_t>(shape_nbytes(shape, dtype)));
   return from_storage(std::move(storage), shape, dtype);
 }
 
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
   auto impl = std::make_shared<TensorImpl>();
+  const auto bytes = static_cast<std::size_t>(shape_nbytes(shape, dtype));
+  MG_CHECK(bytes <= storage->bytes(), "tensor", "storage", fmt::format("at least {} bytes", bytes),
+           "{} bytes", storage->bytes());
   impl->numel = shape_numel(shape);
-  MG_CHECK(static_cast<std::size_t>(impl->numel) * dtype_size(dtype) <= storage->bytes(), "tensor",
-           "storage", fmt::format("at least {} bytes", impl->numel * dtype_size(dtype)), "{} bytes",
-           storage->bytes());
   impl->storage = std::move(storage);
   impl->shape = shape;
   impl->dtype = dtype;

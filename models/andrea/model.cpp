@@ -14,6 +14,10 @@ void AndreaConfig::validate() const {
   MG_CHECK(d_model > 0, "AndreaConfig", "d_model", "a positive size", "{}", d_model);
   MG_CHECK(context > 0, "AndreaConfig", "context", "a positive size", "{}", context);
   MG_CHECK(is_floating(dtype), "AndreaConfig", "dtype", "f32 or f64", "{}", dtype_name(dtype));
+  // The parameter counts below (and the tables' shapes) must not wrap.
+  checked_add(checked_mul(vocab_size, d_model, "AndreaConfig", "vocab_size × d_model"),
+              checked_mul(context, d_model, "AndreaConfig", "context × d_model"), "AndreaConfig",
+              "embedding parameters");
 }
 
 namespace {

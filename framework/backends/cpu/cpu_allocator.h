@@ -22,7 +22,8 @@ class CpuAllocator {
   // destruction.
   static CpuAllocator& instance();
 
-  void* allocate(std::size_t bytes);  // throws std::bad_alloc
+  // Throws mg::Error (op "cpu") naming the bytes asked for when the system cannot give them.
+  void* allocate(std::size_t bytes);
   void deallocate(void* ptr);
   void release_cached();
   cpu::MemoryStats stats() const;

@@ -53,7 +53,18 @@ std::string_view device_kind_name(DeviceKind kind);
 
 // Shapes are 64-bit: B*T*V passes 2^31 at ANDREA's sizes from batch 249.
 using Shape = std::vector<std::int64_t>;
+// The element count; throws mg::Error for a negative size or a product past INT64_MAX (a
+// wrapped count would allocate a small buffer for a huge shape).
 std::int64_t shape_numel(const Shape& shape);
+// The bytes of a tensor of that shape and dtype; throws mg::Error past INT64_MAX bytes.
+std::int64_t shape_nbytes(const Shape& shape, DType dtype);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
+
+// Size arithmetic that cannot wrap: a * b and a + b, or mg::Error naming `op` and `what`
+// (e.g. "vocab_size × d_model") when the result passes INT64_MAX.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view op,
+                         std::string_view what);
+std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view op,
+                         std::string_view what);
 
 }  // namespace mg
