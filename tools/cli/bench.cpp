@@ -1,20 +1,36 @@
 // minigraph bench: the machine's limits, every op, the ANDREA input layer and head, whole
 // steps, page faults, peak memory and per-op overhead, at each thread count and batch, as a
-// table and (--json) one record per measurement. The suites live in tools/bench/.
+// table and (--json) one record per measurement. The suites live in tools/bench/. The --json
+// file is checked writable and the largest batch's memory checked before the run (minutes).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "commands.h"
 #include "machine.h"
 #include "measure.h"
-#include "minigraph/cpu.h"
-#include "minigraph/threads.h"
+#include "minigraph/minigraph.h"
+#include "suite_common.h"
 #include "suites.h"
 
 namespace mg::cli {
 
 namespace {
+
+constexpr std::int64_t kMaxThreads = 256, kMaxBatch = 1024, kMaxReps = 1000;
+
+// The bytes the suites hold at once for batch B, roughly (legend: n = B*T positions): the
+// model's tables and gradients, the raw GEMMs' own operands (n x V three times), the logits,
+// their gradient and a given upstream gradient (n x V), x-sized buffers, and the 2 x 256 MiB
+// of the copy-bandwidth limit plus 256 MiB for the process.
+std::int64_t bench_bytes(std::int64_t batch) {
+  const std::int64_t f = 4, V = bench::kVocab, D = bench::kWidth, T = bench::kContext;
+  const std::string what = "bench: memory of --batch";
+  const std::int64_t fixed = f * (8 * V * D + 4 * T * D) + (std::int64_t{768} << 20);
+  const std::int64_t per_batch = f * T * (7 * V + 10 * D);
+  return checked_add(fixed, checked_mul(per_batch, batch, what), what);
+}
 
 struct BenchOptions {
   std::vector<int> threads;  // default: 1 and every core
@@ -29,24 +45,43 @@ struct BenchOptions {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "bench", "measure the machine's limits, every op, the ANDREA layers and whole steps");
+  cmd->footer(std::string("Refused up front (exit 3) when the largest --batch needs more memory "
+                          "than is available, or --json cannot be written.\n") +
+              kExitCodesHelp);
   auto options = std::make_shared<BenchOptions>();
-  cmd->add_option("--threads", options->threads, "thread counts (default: 1 and all cores)")
-      ->delimiter(',');
-  cmd->add_option("--batch", options->batches, "batch sizes B (T = 1,024)")
+  cmd->add_option("--threads", options->threads,
+                  "thread counts, comma-separated (default: 1 and all cores)")
       ->delimiter(',')
+      ->check(whole_number(1, kMaxThreads));
+  cmd->add_option("--batch", options->batches, "batch sizes B, comma-separated (T = 1,024)")
+      ->delimiter(',')
+      ->check(whole_number(1, kMaxBatch))
       ->capture_default_str();
   cmd->add_option("--reps", options->reps, "timed repetitions after one warm-up")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, kMaxReps))
       ->capture_default_str();
   cmd->add_option("--filter", options->filter, "only measurements whose name contains this");
-  cmd->add_option("--json", options->json, "also write one JSON record per measurement here");
+  cmd->add_option("--json", options->json,
+                  "also write one JSON record per measurement here (checked writable first)");
   cmd->callback([options, &exit_code] {
+    if (options->batches.empty())
+      throw UsageError("bench --batch: expected at least one batch size");
+    const int largest = *std::max_element(options->batches.begin(), options->batches.end());
+    require_memory(fmt::format("bench --batch {}", largest), bench_bytes(largest),
+                   [](std::int64_t available) {
+                     std::int64_t fits = 0;
+                     while (fits < kMaxBatch && bench_bytes(fits + 1) <= available) ++fits;
+                     return fits >= 1 ? fmt::format("at most --batch {} fits", fits)
+                                      : std::string("not even --batch 1 fits");
+                   });
+    if (!options->json.empty()) check_writable("bench --json", options->json);
     const std::string machine = fmt::format("{}, {} cores", bench::cpu_model(), bench::cpu_cores());
     if (options->threads.empty()) {
       const std::set<int> defaults{1, bench::cpu_cores()};
       options->threads.assign(defaults.begin(), defaults.end());
     }
-    fmt::print("minigraph bench on {}\nGEMM: {}\n\n", machine, gemm_library());
+    fmt::print("minigraph bench on {}\n{}\n{}; the runs use {} thread(s)\n\n", machine, gemm_line(),
+               threads_line(), fmt::join(options->threads, ", "));
 
     std::vector<bench::Record> records;
     bench::SuiteOptions suite;
@@ -77,7 +112,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       bench::write_json(records, options->json, machine, gemm_library(), load);
       fmt::print("\nwrote {} records to {}\n", records.size(), options->json);
     }
-    exit_code = 0;
+    exit_code = kExitOk;
   });
 }
 

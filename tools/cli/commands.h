@@ -1,11 +1,86 @@
-// The subcommands of `minigraph`; each file under tools/cli/ adds one to the app.
+// The `minigraph` command: its subcommands (one file each under tools/cli/), its exit codes,
+// and the helpers they share (option validators, the memory check, progress on a terminal).
+//
+// Usage: minigraph [--plugin PATH]... [--version] [--help] COMMAND [OPTIONS]
+//
+// Commands and their options (`minigraph COMMAND --help` shows the same):
+//   summary    the ANDREA parameter table for the preset or for given sizes
+//                --vocab V (1..16777216, default 8449)  --d-model D (1..65536, default 768)
+//                --context T (1..1048576, default 1024)
+//   demo       ANDREA-120M's input layer and head on the CPU: B x 1,024 random ids forward,
+//              backward from sum(logits), and an exact check of x against the tables
+//                --batch B (1..1024, default 1)  --seed S (0..2^64-1, default 7)
+//              refused up front (exit 3) when the run needs more memory than is available
+//   bench      the machine's limits, every op, the ANDREA layers and whole steps
+//                --threads N,N,... (1..256 each; default 1 and every core)
+//                --batch B,B,... (1..1024 each; default 1,8)  --reps N (1..1000, default 5)
+//                --filter TEXT (only measurements whose name contains it)
+//                --json PATH (also write the records there; checked writable before the run)
+//              refused up front (exit 3) when the largest batch needs more memory than there is
+//   gradcheck  analytic gradients against finite differences, as a table
+//                --op NAME (a registered op, or 'andrea' for the composed layer)
+//                --all (every op and the composed layer; the default)  --dtype f64|f32
+//                --json (JSON instead of the table; no progress)
+//   ops        the registered ops, their kernels, dtypes and cases  --json
+//   graph      the ANDREA input layer + head graph as Graphviz DOT
+//                --out PATH (default andrea-graph.dot; opened for writing before anything is
+//                built)
+//                --svg (also render PATH.svg with Graphviz's dot)  --forward-only  --as-model
+//                --vocab V  --d-model D  --context T (as in summary)
+//                --batch B (1..64, default 2)  --tokens T (1..--context, default 8)
+// Global options (before or after the command):
+//   --plugin PATH   load an op library (repeatable); MINIGRAPH_PLUGINS=a.so:b.so adds more
+//   --version       the version, git commit, GEMM library, CUDA backend and thread setting
+//   --help, -h      help (exit 0)
+// Environment: OMP_NUM_THREADS sets the thread count (see --version for the one in effect);
+// MINIGRAPH_PLUGINS as above.
+//
+// Progress: on a terminal, `demo` and `gradcheck` show what they are doing on stderr (one line
+// updated in place, cleared before the results); nothing when stderr is not a terminal or
+// with --json.
+//
+// Every failure is one line on stderr, "error: ...", naming the option or the file, what was
+// expected and what came, and ends with one of these exit codes:
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace mg::cli {
 
-// Each returns through `exit_code` (0 ok, 1 a failed check); errors are thrown as mg::Error.
+enum ExitCode : int {
+  kExitOk = 0,        // the command did its work; every check passed
+  kExitFailed = 1,    // a check found a mismatch: gradcheck FAIL, demo's x not exact
+  kExitUsage = 2,     // the command line is wrong: no or unknown command, unknown option,
+                      // a missing or bad value (out of range, not a number, excluded pair)
+  kExitCantWork = 3,  // the work could not be done: a minigraph error (mg::Error), not enough
+                      // memory (refused up front, or an allocation failed), a file that cannot
+                      // be written, a plugin that cannot be loaded, Graphviz missing for --svg
+};
+// The same, for the footer of every --help.
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 ok; 1 a check found a mismatch; 2 the command line is wrong (unknown command "
+    "or option, bad value); 3 the work could not be done (minigraph error, too little memory, "
+    "unwritable file, plugin not loadable).";
+// --help and --version exit 0. No command line ends in a signal or an uncaught exception
+// (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C).
+
+// A wrong command line found after CLI11 parsed it (exit 2): the message names the option.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Work that cannot be done (exit 3): too little memory, an unwritable file.
+struct CantWorkError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Each adds one subcommand; its callback sets `exit_code` (kExitOk or kExitFailed) and throws
+// UsageError, CantWorkError or mg::Error otherwise.
 void add_summary_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
@@ -14,5 +89,77 @@ void add_ops_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);
 // --plugin PATH and MINIGRAPH_PLUGINS: call before adding the subcommands.
 void add_plugin_option(CLI::App& app);
+
+// The text of `minigraph --version` (several lines, no trailing newline).
+std::string version_text();
+// The git commit the binary was built from ("unknown" outside a git checkout); generated at
+// build time by tools/cli/git_commit.cmake.
+const char* build_commit();
+
+// ---- option validation -------------------------------------------------------------------
+// Largest sizes the commands accept (their products fit an int64 with room to spare).
+inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;    // 16,777,216
+inline constexpr std::int64_t kMaxWidth = std::int64_t{1} << 16;    // 65,536
+inline constexpr std::int64_t kMaxContext = std::int64_t{1} << 20;  // 1,048,576
+
+// A whole number in [lo, hi]; fails with "expected a whole number in [lo, hi], got X", which
+// CLI11 prefixes with the option's name.
+CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
+CLI::Validator whole_number_u64(std::uint64_t lo = 0,
+                                std::uint64_t hi = std::numeric_limits<std::uint64_t>::max());
+// One of the given words: "expected one of f64, f32, got f16".
+CLI::Validator one_of(std::vector<std::string> words);
+
+// a * b and a + b of sizes; UsageError naming `what` (e.g. "--batch × 1,024 × V") on overflow.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what);
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what);
+
+// ---- resources ---------------------------------------------------------------------------
+// Bytes this process can still get: MemAvailable from /proc/meminfo, less where ulimit -v
+// (RLIMIT_AS) or a cgroup memory.max allows less; `source` says which one bounds it.
+struct AvailableMemory {
+  std::int64_t bytes = 0;
+  std::string source;  // "MemAvailable", "ulimit -v", "cgroup memory.max"
+  bool known = false;  // false where none of them can be read: then nothing is refused
+};
+AvailableMemory available_memory();
+// "1.5 GiB", "320 MiB"
+std::string format_bytes(double bytes);
+// Throws CantWorkError when `bytes` exceed the available memory, e.g. "demo --batch 512 needs
+// about 41.6 GiB of memory, 22.1 GiB is available (MemAvailable); at most --batch 260 fits":
+// `advice(available bytes)` gives the text after the semicolon (none when empty).
+void require_memory(const std::string& what, std::int64_t bytes,
+                    const std::function<std::string(std::int64_t available)>& advice = {});
+
+// Opens `path` for writing (truncating it) before any work is done; CantWorkError with
+// strerror(errno) when it cannot be. The caller writes and closes it with finish_file.
+std::FILE* open_for_writing(const std::string& what, const std::string& path);
+void finish_file(std::FILE* file, const std::string& what, const std::string& path,
+                 const std::string& text);
+// Checks that `path` can be written later (bench --json): creates it if missing, then removes
+// it again, leaving an existing file as it was.
+void check_writable(const std::string& what, const std::string& path);
+
+// ---- progress ----------------------------------------------------------------------------
+// One status line on stderr, rewritten in place with \r, only when stderr is a terminal and
+// `wanted` (false for --json); cleared by clear() and by the destructor, so results printed
+// afterwards start on a clean line.
+class Progress {
+ public:
+  explicit Progress(bool wanted = true);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  void show(const std::string& text);
+  void clear();
+  bool enabled() const { return enabled_; }
+
+ private:
+  bool enabled_ = false, shown_ = false;
+};
+
+// The header lines of demo and bench: "threads: 2 (OMP_NUM_THREADS=2)" and "GEMM: ...".
+std::string threads_line();
+std::string gemm_line();
 
 }  // namespace mg::cli

@@ -1,17 +1,12 @@
 // minigraph gradcheck: finite-difference checks of every registered op's cases, and of the
 // composed ANDREA input layer + head ("andrea"), printed as a table; exit 1 on a failure.
-#include "minigraph/gradcheck.h"
-
+// On a terminal (and without --json) the case being checked shows on stderr while it runs.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "add/add.h"
 #include "commands.h"
-#include "embedding/embedding.h"
-#include "matmul/matmul.h"
-#include "minigraph/op.h"
-#include "position_embedding/position_embedding.h"
+#include "minigraph/minigraph.h"
 
 namespace mg::cli {
 
@@ -35,10 +30,16 @@ GradcheckOptions options_for(DType dtype, std::int64_t max_checks) {
   return o;
 }
 
-std::vector<Check> check_op(const OpDef& op, DType dtype) {
+// `step` is shown as the progress prefix, e.g. "gradcheck 3/12".
+std::vector<Check> check_op(const OpDef& op, DType dtype, Progress& progress,
+                            const std::string& step) {
   std::vector<Check> checks;
   if (!op.backward || !op.cases) return checks;
-  for (const OpCase& c : op.cases()) {
+  const auto cases = op.cases();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const OpCase& c = cases[i];
+    progress.show(
+        fmt::format("{}: {}, case {}/{} {} ...", step, op.name, i + 1, cases.size(), c.name));
     auto inputs = make_case_inputs(c.inputs, DType::f64);
     auto fn = [&](const std::vector<Tensor>& in) { return apply_op(op, in, c.attrs); };
     checks.push_back(
@@ -67,31 +68,50 @@ Check check_andrea(DType dtype) {
 void add_gradcheck_command(CLI::App& app, int& exit_code) {
   auto* cmd =
       app.add_subcommand("gradcheck", "check analytic gradients against finite differences");
+  cmd->footer(std::string("Exit 1 when any check fails. On a terminal (not with --json) the case "
+                          "being checked shows on stderr.\n") +
+              kExitCodesHelp);
   auto op_name = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);
   auto dtype_name_opt = std::make_shared<std::string>("f64");
   auto json = std::make_shared<bool>(false);
-  auto* op_opt =
-      cmd->add_option("--op", *op_name, "one op by name, or 'andrea' for the composed layer");
-  cmd->add_flag("--all", *all, "every registered op and the composed layer")->excludes(op_opt);
+  auto* op_opt = cmd->add_option(
+      "--op", *op_name, "one op by name (see minigraph ops), or 'andrea' for the composed layer");
+  cmd->add_flag("--all", *all, "every registered op and the composed layer (the default)")
+      ->excludes(op_opt);
   cmd->add_option("--dtype", *dtype_name_opt, "dtype of the analytic gradient")
-      ->check(CLI::IsMember({"f64", "f32"}))
+      ->check(one_of({"f64", "f32"}))
       ->capture_default_str();
-  cmd->add_flag("--json", *json, "print JSON instead of a table");
+  cmd->add_flag("--json", *json, "print JSON instead of a table (and no progress)");
   cmd->callback([=, &exit_code] {
     const DType dtype = *dtype_name_opt == "f32" ? DType::f32 : DType::f64;
+    const bool everything = *all || op_name->empty();
+    if (!everything && *op_name != "andrea" && OpRegistry::instance().find(*op_name) == nullptr) {
+      std::vector<std::string> names;
+      for (const OpDef* op : OpRegistry::instance().all()) names.push_back(op->name);
+      throw UsageError(
+          fmt::format("gradcheck --op: expected a registered op or 'andrea' ({}), got '{}'",
+                      fmt::join(names, ", "), *op_name));
+    }
+    Progress progress(!*json);
     std::vector<Check> checks;
-    if (*all || op_name->empty()) {
-      for (const OpDef* op : OpRegistry::instance().all()) {
-        auto more = check_op(*op, dtype);
+    if (everything) {
+      const auto ops = OpRegistry::instance().all();
+      const std::size_t steps = ops.size() + 1;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        auto more =
+            check_op(*ops[i], dtype, progress, fmt::format("gradcheck {}/{}", i + 1, steps));
         checks.insert(checks.end(), more.begin(), more.end());
       }
+      progress.show(fmt::format("gradcheck {}/{}: andrea, input layer + head ...", steps, steps));
       checks.push_back(check_andrea(dtype));
     } else if (*op_name == "andrea") {
+      progress.show("gradcheck: andrea, input layer + head ...");
       checks.push_back(check_andrea(dtype));
     } else {
-      checks = check_op(OpRegistry::instance().get(*op_name), dtype);
+      checks = check_op(OpRegistry::instance().get(*op_name), dtype, progress, "gradcheck");
     }
+    progress.clear();
     bool passed = true;
     nlohmann::json out = nlohmann::json::array();
     if (!*json) {
@@ -123,7 +143,7 @@ void add_gradcheck_command(CLI::App& app, int& exit_code) {
     } else {
       fmt::print("{} checks: {}\n", checks.size(), passed ? "all passed" : "FAILED");
     }
-    exit_code = passed ? 0 : 1;
+    exit_code = passed ? kExitOk : kExitFailed;
   });
 }
 

@@ -3,27 +3,26 @@
 // layer is drawn op by op (InputLayer::forward_composed: embedding, position_embedding, add,
 // then the head's matmul); --as-model draws Andrea::forward as the module runs it (the fused
 // token_position_embedding op). Shapes are the preset's unless given; the batch is small: the
-// structure matters.
+// structure matters. --out is opened before anything is built; the sizes are bounded
+// (commands.h) and the run is refused up front when it needs more memory than is available.
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
-#include "andrea/model.h"
 #include "commands.h"
-#include "minigraph/error.h"
-#include "minigraph/graphviz.h"
-#include "sum_to/sum_to.h"
+#include "minigraph/minigraph.h"
 
 extern char** environ;
 
 namespace mg::cli {
 
 namespace {
+
+constexpr std::int64_t kMaxGraphBatch = 64;
 
 struct GraphOptions {
   andrea::AndreaConfig config;
@@ -71,6 +70,20 @@ std::string render_svg(const std::string& dot_file, const std::string& svg_file)
   return "";
 }
 
+// The bytes the graph's run holds: tables tok [V, D], pos [T, D], head [D, V] and their
+// gradients, x [B, T, D] and logits [B, T, V] with theirs, and 64 MiB for the process.
+std::int64_t graph_bytes(const GraphOptions& o) {
+  const std::int64_t V = o.config.vocab_size, D = o.config.d_model, T = o.config.context;
+  const std::string what = "graph: sizes";
+  const std::int64_t n = checked_mul(o.batch, o.tokens, what);
+  std::int64_t floats =
+      checked_add(checked_mul(2, checked_mul(V, D, what), what), checked_mul(T, D, what), what);
+  floats = checked_mul(floats, 2, what);
+  floats = checked_add(floats, checked_mul(2, checked_mul(n, checked_add(V, D, what), what), what),
+                       what);
+  return checked_add(checked_mul(floats, 4, what), std::int64_t{64} << 20, what);
+}
+
 std::string svg_name(const std::string& dot_file) {
   const bool dot_suffix = dot_file.size() > 4 && dot_file.ends_with(".dot");
   return (dot_suffix ? dot_file.substr(0, dot_file.size() - 4) : dot_file) + ".svg";
@@ -81,37 +94,57 @@ std::string svg_name(const std::string& dot_file) {
 void add_graph_command(CLI::App& app, int& exit_code) {
   auto* cmd =
       app.add_subcommand("graph", "write the ANDREA input layer + head graph as Graphviz DOT");
+  cmd->footer(std::string("--out is opened for writing before anything is built (exit 3 when it "
+                          "cannot be); exit 3 when --svg cannot run Graphviz's dot, or the sizes "
+                          "need more memory than is available.\n") +
+              kExitCodesHelp);
   auto o = std::make_shared<GraphOptions>();
-  cmd->add_option("--out", o->out, "the DOT file to write")->capture_default_str();
+  cmd->add_option("--out", o->out, "the DOT file to write (checked before anything is built)")
+      ->capture_default_str();
   cmd->add_flag("--svg", o->svg, "also render an SVG next to it with Graphviz's dot");
   cmd->add_flag("--forward-only", o->forward_only, "leave out the backward cluster");
   cmd->add_flag("--as-model", o->as_model, "draw Andrea::forward as the module runs it");
-  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size V")->capture_default_str();
-  cmd->add_option("--d-model", o->config.d_model, "model width D")->capture_default_str();
-  cmd->add_option("--context", o->config.context, "positions T_max")->capture_default_str();
+  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size V")
+      ->check(whole_number(1, kMaxVocab))
+      ->capture_default_str();
+  cmd->add_option("--d-model", o->config.d_model, "model width D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd->add_option("--context", o->config.context, "positions T_max")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
   cmd->add_option("--batch", o->batch, "sequences B")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--tokens", o->tokens, "tokens per sequence T")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxGraphBatch))
+      ->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "tokens per sequence T, at most --context")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
   cmd->callback([o, &exit_code] {
-    const std::string dot = andrea_dot(*o);
-    std::ofstream file(o->out);
-    file << dot;
-    file.close();
-    MG_CHECK(file.good(), "graph", "--out", "a writable file", "'{}'", o->out);
+    if (o->tokens > o->config.context) {
+      throw UsageError(fmt::format("graph --tokens: expected at most --context ({}), got {}",
+                                   o->config.context, o->tokens));
+    }
+    require_memory(fmt::format("graph with V={}, D={}, T_max={}, B={}, T={}", o->config.vocab_size,
+                               o->config.d_model, o->config.context, o->batch, o->tokens),
+                   graph_bytes(*o));
+    // Before anything is built: a file that cannot be written fails in a moment, not after.
+    std::FILE* file = open_for_writing("graph --out", o->out);
+    std::string dot;
+    try {
+      dot = andrea_dot(*o);
+    } catch (...) {
+      std::fclose(file);
+      std::remove(o->out.c_str());
+      throw;
+    }
+    finish_file(file, "graph --out", o->out, dot);
     fmt::print("wrote {}\n", o->out);
-    exit_code = 0;
+    exit_code = kExitOk;
     if (!o->svg) return;
     const std::string svg = svg_name(o->out);
     const std::string problem = render_svg(o->out, svg);
-    if (problem.empty()) {
-      fmt::print("wrote {}\n", svg);
-    } else {
-      fmt::print(stderr, "no SVG: {}\n", problem);
-      exit_code = 1;
-    }
+    if (!problem.empty()) throw CantWorkError("graph --svg: " + problem);
+    fmt::print("wrote {}\n", svg);
   });
 }
 

@@ -7,8 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "minigraph/backend.h"
-#include "minigraph/op.h"
+#include "minigraph/minigraph.h"
 
 namespace mg::cli {
 
@@ -52,6 +51,7 @@ std::size_t error_case_count(const OpDef& op) {
 
 void add_ops_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("ops", "list the registered ops, their kernels, dtypes and cases");
+  cmd->footer(kExitCodesHelp);
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print JSON instead of a table");
   cmd->callback([json, &exit_code] {
@@ -85,7 +85,7 @@ void add_ops_command(CLI::App& app, int& exit_code) {
       fmt::print("{} ops; devices here: cpu{}\n", ops.size(),
                  gpus > 0 ? fmt::format(", cuda x {}", gpus) : " (no cuda device)");
     }
-    exit_code = 0;
+    exit_code = kExitOk;
   });
 }
 

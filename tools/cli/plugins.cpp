@@ -1,11 +1,12 @@
 // The global option --plugin PATH (repeatable) and the variable MINIGRAPH_PLUGINS (paths
 // separated by ':'): op libraries loaded once the command line is parsed, before the
-// subcommand runs, so `ops`, `gradcheck` and the rest see their ops.
+// subcommand runs, so `ops`, `gradcheck` and the rest see their ops. A library that cannot be
+// loaded is an mg::Error naming it: exit 3 (commands.h).
 #include <cstdlib>
 #include <sstream>
 
 #include "commands.h"
-#include "minigraph/plugin.h"
+#include "minigraph/minigraph.h"
 
 namespace mg::cli {
 

@@ -1,20 +1,32 @@
-// minigraph summary: the ANDREA parameter table for the preset or for given sizes.
+// minigraph summary: the ANDREA parameter table for the preset or for given sizes. Each size is
+// bounded (commands.h), so the counts cannot overflow; they are added up checked all the same.
 #include <fmt/format.h>
 
-#include "andrea/model.h"
 #include "commands.h"
+#include "minigraph/minigraph.h"
 
 namespace mg::cli {
 
 void add_summary_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("summary", "print the embedding and head parameter table");
+  cmd->footer(kExitCodesHelp);
   auto config = std::make_shared<andrea::AndreaConfig>();
-  cmd->add_option("--vocab", config->vocab_size, "vocabulary size V")->capture_default_str();
-  cmd->add_option("--d-model", config->d_model, "model width D")->capture_default_str();
-  cmd->add_option("--context", config->context, "positions T")->capture_default_str();
+  cmd->add_option("--vocab", config->vocab_size, "vocabulary size V")
+      ->check(whole_number(1, kMaxVocab))
+      ->capture_default_str();
+  cmd->add_option("--d-model", config->d_model, "model width D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd->add_option("--context", config->context, "positions T")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
   cmd->callback([config, &exit_code] {
-    fmt::print("{}", andrea::summary(*config));
-    exit_code = 0;
+    const andrea::AndreaConfig& c = *config;
+    checked_add(checked_mul(c.vocab_size, c.d_model, "summary: --vocab × --d-model"),
+                checked_mul(c.context, c.d_model, "summary: --context × --d-model"),
+                "summary: embedding parameters");
+    fmt::print("{}", andrea::summary(c));
+    exit_code = kExitOk;
   });
 }
 

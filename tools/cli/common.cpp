@@ -1,0 +1,240 @@
+// What the subcommands share: option validators, checked size arithmetic, the memory check,
+// files opened before the work, progress on a terminal, and the text of --version.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "minigraph/minigraph.h"
+
+namespace mg::cli {
+
+// ---- option validation -------------------------------------------------------------------
+
+namespace {
+
+// The value as given, quoted when it is not a number at all.
+std::string shown(const std::string& text, bool numeric) {
+  return numeric ? text : fmt::format("'{}'", text);
+}
+
+template <typename T>
+CLI::Validator whole_number_of(T lo, T hi) {
+  const std::string range = fmt::format("[{}, {}]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        const bool digits = !text.empty() &&
+                            std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; }) &&
+                            text != "-";
+        if (ec == std::errc() && ptr == end && value >= lo && value <= hi) return "";
+        return fmt::format("expected a whole number in {}, got {}", range, shown(text, digits));
+      },
+      range, "WHOLE_NUMBER");
+}
+
+}  // namespace
+
+CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) { return whole_number_of(lo, hi); }
+
+CLI::Validator whole_number_u64(std::uint64_t lo, std::uint64_t hi) {
+  return whole_number_of(lo, hi);
+}
+
+CLI::Validator one_of(std::vector<std::string> words) {
+  const std::string list = fmt::format("{}", fmt::join(words, ", "));
+  return CLI::Validator(
+      [words, list](std::string& text) -> std::string {
+        if (std::find(words.begin(), words.end(), text) != words.end()) return "";
+        return fmt::format("expected one of {}, got '{}'", list, text);
+      },
+      fmt::format("{{{}}}", fmt::join(words, "|")), "ONE_OF");
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) {
+    throw UsageError(fmt::format("{} = {} × {} is past the largest size, {}", what, a, b,
+                                 std::numeric_limits<std::int64_t>::max()));
+  }
+  return out;
+}
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) {
+    throw UsageError(fmt::format("{} = {} + {} is past the largest size, {}", what, a, b,
+                                 std::numeric_limits<std::int64_t>::max()));
+  }
+  return out;
+}
+
+// ---- resources ---------------------------------------------------------------------------
+
+namespace {
+
+// "Key:   123 kB" from a /proc file, in bytes; -1 when absent.
+std::int64_t proc_kib_field(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::istringstream fields(line.substr(key.size() + 1));
+    std::int64_t kib = -1;
+    fields >> kib;
+    return kib < 0 ? -1 : kib * 1024;
+  }
+  return -1;
+}
+
+// A number in a cgroup file ("max" and absence: -1).
+std::int64_t cgroup_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return -1;
+  std::int64_t value = -1;
+  std::from_chars(word.data(), word.data() + word.size(), value);
+  return value;
+}
+
+// The cgroup v2 directory of this process ("0::/some/path" in /proc/self/cgroup).
+std::string cgroup_dir() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+  }
+  return "";
+}
+
+}  // namespace
+
+AvailableMemory available_memory() {
+  AvailableMemory out;
+  auto consider = [&](std::int64_t bytes, const char* source) {
+    if (bytes < 0) return;
+    bytes = std::max<std::int64_t>(bytes, 0);
+    if (!out.known || bytes < out.bytes) out = {bytes, source, true};
+  };
+  consider(proc_kib_field("/proc/meminfo", "MemAvailable"), "MemAvailable");
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const std::int64_t mapped =
+        std::max<std::int64_t>(proc_kib_field("/proc/self/status", "VmSize"), 0);
+    const auto cap = static_cast<std::int64_t>(
+        std::min<rlim_t>(limit.rlim_cur, std::numeric_limits<std::int64_t>::max()));
+    consider(cap - mapped, "ulimit -v");
+  }
+  if (const std::string dir = cgroup_dir(); !dir.empty()) {
+    const std::int64_t max = cgroup_number(dir + "/memory.max");
+    const std::int64_t current = cgroup_number(dir + "/memory.current");
+    if (max >= 0 && current >= 0) consider(max - current, "cgroup memory.max");
+  }
+  return out;
+}
+
+std::string format_bytes(double bytes) {
+  constexpr double kMiB = 1 << 20, kGiB = 1 << 30;
+  if (bytes >= 1024 * kGiB) return fmt::format("{:.1f} TiB", bytes / (1024 * kGiB));
+  if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
+  return fmt::format("{:.0f} MiB", bytes / kMiB);
+}
+
+void require_memory(const std::string& what, std::int64_t bytes,
+                    const std::function<std::string(std::int64_t available)>& advice) {
+  const AvailableMemory available = available_memory();
+  if (!available.known || bytes <= available.bytes) return;
+  std::string tail = advice ? advice(available.bytes) : "";
+  throw CantWorkError(fmt::format("{} needs about {} of memory, {} is available ({}){}{}", what,
+                                  format_bytes(static_cast<double>(bytes)),
+                                  format_bytes(static_cast<double>(available.bytes)),
+                                  available.source, tail.empty() ? "" : "; ", tail));
+}
+
+// ---- files -------------------------------------------------------------------------------
+
+std::FILE* open_for_writing(const std::string& what, const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    throw CantWorkError(fmt::format("{}: cannot write '{}': {}", what, path, std::strerror(errno)));
+  }
+  return file;
+}
+
+void finish_file(std::FILE* file, const std::string& what, const std::string& path,
+                 const std::string& text) {
+  const bool written =
+      std::fwrite(text.data(), 1, text.size(), file) == text.size() && std::fflush(file) == 0;
+  const int write_errno = errno;
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    throw CantWorkError(fmt::format("{}: writing '{}' failed: {}", what, path,
+                                    std::strerror(written ? errno : write_errno)));
+  }
+}
+
+void check_writable(const std::string& what, const std::string& path) {
+  struct stat info {};
+  const bool existed = ::stat(path.c_str(), &info) == 0;
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr) {
+    throw CantWorkError(fmt::format("{}: cannot write '{}': {}", what, path, std::strerror(errno)));
+  }
+  std::fclose(file);
+  if (!existed) std::remove(path.c_str());
+}
+
+// ---- progress ----------------------------------------------------------------------------
+
+Progress::Progress(bool wanted) : enabled_(wanted && ::isatty(::fileno(stderr)) == 1) {}
+
+Progress::~Progress() { clear(); }
+
+void Progress::show(const std::string& text) {
+  if (!enabled_) return;
+  // One terminal row at most, so \r returns to its start; the rest of the row is erased.
+  std::fflush(stdout);
+  fmt::print(stderr, "\r{}\x1b[K", text.substr(0, 78));
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::clear() {
+  if (!enabled_ || !shown_) return;
+  fmt::print(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+// ---- version and headers -----------------------------------------------------------------
+
+std::string threads_line() {
+  return fmt::format("threads: {} ({})", num_threads(), num_threads_origin());
+}
+
+std::string gemm_line() { return fmt::format("GEMM: {}", gemm_library()); }
+
+std::string version_text() {
+  const std::string commit = build_commit();
+  std::string cuda;
+  if (!backend_built(DeviceKind::cuda)) {
+    cuda = "CUDA: off (backend not built)";
+  } else {
+    const int gpus = device_count(DeviceKind::cuda);
+    cuda = fmt::format("CUDA: on, {} GPU{} visible", gpus, gpus == 1 ? "" : "s");
+  }
+  return fmt::format("minigraph {}\ncommit: {}\n{}\n{}\n{}", MINIGRAPH_VERSION_STRING,
+                     commit == "unknown" ? "unknown (not built from a git checkout)" : commit,
+                     gemm_line(), cuda, threads_line());
+}
+
+}  // namespace mg::cli
