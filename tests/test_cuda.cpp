@@ -62,8 +62,8 @@ TEST(CudaDevices, CountingNeverThrows) {
 }
 
 TEST_F(Cuda, MixingDevicesIsAnError) {
-  Error e = testing::expect_error(
-      [] { add(Tensor::zeros({2}), Tensor::zeros({2}, DType::f32, kGpu)); });
+  Error e =
+      testing::expect_error([] { add(Tensor::zeros({2}), Tensor::zeros({2}, DType::f32, kGpu)); });
   EXPECT_STREQ(e.what(), "add: argument 'b': expected device cpu (as 'a'), got cuda:0");
 }
 

@@ -63,8 +63,8 @@ std::int64_t shape_nbytes(const Shape& shape, DType dtype) {
   std::int64_t bytes = 0;
   MG_CHECK(!__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype_size(dtype)), &bytes),
            "tensor", "shape", "at most 2^63 - 1 bytes",
-           "{} of {} ({} elements of {} bytes pass INT64_MAX)", shape_str(shape),
-           dtype_name(dtype), numel, dtype_size(dtype));
+           "{} of {} ({} elements of {} bytes pass INT64_MAX)", shape_str(shape), dtype_name(dtype),
+           numel, dtype_size(dtype));
   return bytes;
 }
 

@@ -69,7 +69,8 @@ Tensor from_host_bytes(const void* src, const Shape& shape, DType dtype, Device 
 }  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  auto storage = std::make_shared<Storage>(device, static_cast<std::size_t>(shape_nbytes(shape, dtype)));
+  auto storage =
+      std::make_shared<Storage>(device, static_cast<std::size_t>(shape_nbytes(shape, dtype)));
   return from_storage(std::move(storage), shape, dtype);
 }
 

@@ -73,8 +73,8 @@ int default_threads() {
     why_not = fmt::format("; OMP_NUM_THREADS='{}' ignored: not a count in [1, {}]", env,
                           kMaxThreadsFromEnvironment);
   }
-  origin() = fmt::format("the {} core{} this process may run on{}", cores, cores == 1 ? "" : "s",
-                         why_not);
+  origin() =
+      fmt::format("the {} core{} this process may run on{}", cores, cores == 1 ? "" : "s", why_not);
   return cores;
 }
 

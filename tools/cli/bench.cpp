@@ -26,10 +26,10 @@ constexpr std::int64_t kMaxThreads = 256, kMaxBatch = 1024, kMaxReps = 1000;
 // of the copy-bandwidth limit plus 256 MiB for the process.
 std::int64_t bench_bytes(std::int64_t batch) {
   const std::int64_t f = 4, V = bench::kVocab, D = bench::kWidth, T = bench::kContext;
-  const std::string what = "bench: memory of --batch";
+  const std::string what = "memory of --batch";
   const std::int64_t fixed = f * (8 * V * D + 4 * T * D) + (std::int64_t{768} << 20);
   const std::int64_t per_batch = f * T * (7 * V + 10 * D);
-  return checked_add(fixed, checked_mul(per_batch, batch, what), what);
+  return checked_add(fixed, checked_mul(per_batch, batch, "bench", what), "bench", what);
 }
 
 struct BenchOptions {

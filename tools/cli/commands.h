@@ -110,19 +110,7 @@ CLI::Validator whole_number_u64(std::uint64_t lo = 0,
 // One of the given words: "expected one of f64, f32, got f16".
 CLI::Validator one_of(std::vector<std::string> words);
 
-// a * b and a + b of sizes; UsageError naming `what` (e.g. "--batch × 1,024 × V") on overflow.
-std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what);
-std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what);
-
 // ---- resources ---------------------------------------------------------------------------
-// Bytes this process can still get: MemAvailable from /proc/meminfo, less where ulimit -v
-// (RLIMIT_AS) or a cgroup memory.max allows less; `source` says which one bounds it.
-struct AvailableMemory {
-  std::int64_t bytes = 0;
-  std::string source;  // "MemAvailable", "ulimit -v", "cgroup memory.max"
-  bool known = false;  // false where none of them can be read: then nothing is refused
-};
-AvailableMemory available_memory();
 // "1.5 GiB", "320 MiB"
 std::string format_bytes(double bytes);
 // Throws CantWorkError when `bytes` exceed the available memory, e.g. "demo --batch 512 needs

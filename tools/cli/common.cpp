@@ -62,85 +62,7 @@ CLI::Validator one_of(std::vector<std::string> words) {
       fmt::format("{{{}}}", fmt::join(words, "|")), "ONE_OF");
 }
 
-std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what) {
-  std::int64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out)) {
-    throw UsageError(fmt::format("{} = {} × {} is past the largest size, {}", what, a, b,
-                                 std::numeric_limits<std::int64_t>::max()));
-  }
-  return out;
-}
-
-std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what) {
-  std::int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) {
-    throw UsageError(fmt::format("{} = {} + {} is past the largest size, {}", what, a, b,
-                                 std::numeric_limits<std::int64_t>::max()));
-  }
-  return out;
-}
-
 // ---- resources ---------------------------------------------------------------------------
-
-namespace {
-
-// "Key:   123 kB" from a /proc file, in bytes; -1 when absent.
-std::int64_t proc_kib_field(const char* file, const std::string& key) {
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream fields(line.substr(key.size() + 1));
-    std::int64_t kib = -1;
-    fields >> kib;
-    return kib < 0 ? -1 : kib * 1024;
-  }
-  return -1;
-}
-
-// A number in a cgroup file ("max" and absence: -1).
-std::int64_t cgroup_number(const std::string& path) {
-  std::ifstream in(path);
-  std::string word;
-  if (!(in >> word) || word == "max") return -1;
-  std::int64_t value = -1;
-  std::from_chars(word.data(), word.data() + word.size(), value);
-  return value;
-}
-
-// The cgroup v2 directory of this process ("0::/some/path" in /proc/self/cgroup).
-std::string cgroup_dir() {
-  std::ifstream in("/proc/self/cgroup");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
-  }
-  return "";
-}
-
-}  // namespace
-
-AvailableMemory available_memory() {
-  AvailableMemory out;
-  auto consider = [&](std::int64_t bytes, const char* source) {
-    if (bytes < 0) return;
-    bytes = std::max<std::int64_t>(bytes, 0);
-    if (!out.known || bytes < out.bytes) out = {bytes, source, true};
-  };
-  consider(proc_kib_field("/proc/meminfo", "MemAvailable"), "MemAvailable");
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    const std::int64_t mapped =
-        std::max<std::int64_t>(proc_kib_field("/proc/self/status", "VmSize"), 0);
-    const auto cap = static_cast<std::int64_t>(
-        std::min<rlim_t>(limit.rlim_cur, std::numeric_limits<std::int64_t>::max()));
-    consider(cap - mapped, "ulimit -v");
-  }
-  if (const std::string dir = cgroup_dir(); !dir.empty()) {
-    const std::int64_t max = cgroup_number(dir + "/memory.max");
-    const std::int64_t current = cgroup_number(dir + "/memory.current");
-    if (max >= 0 && current >= 0) consider(max - current, "cgroup memory.max");
-  }
-  return out;
-}
 
 std::string format_bytes(double bytes) {
   constexpr double kMiB = 1 << 20, kGiB = 1 << 30;
@@ -151,7 +73,7 @@ std::string format_bytes(double bytes) {
 
 void require_memory(const std::string& what, std::int64_t bytes,
                     const std::function<std::string(std::int64_t available)>& advice) {
-  const AvailableMemory available = available_memory();
+  const cpu::AvailableMemory available = cpu::available_memory();
   if (!available.known || bytes <= available.bytes) return;
   std::string tail = advice ? advice(available.bytes) : "";
   throw CantWorkError(fmt::format("{} needs about {} of memory, {} is available ({}){}{}", what,

@@ -44,25 +44,26 @@ struct DemoMemory {
   std::int64_t fixed = 0;      // tables, their gradients and host copies, the process itself
   std::int64_t per_batch = 0;  // for each sequence of T ids
   std::int64_t bytes(std::int64_t batch) const {
-    return checked_add(fixed, checked_mul(per_batch, batch, "demo: memory of --batch"),
-                       "demo: memory");
+    return checked_add(fixed, checked_mul(per_batch, batch, "demo", "memory of --batch"), "demo",
+                       "memory");
   }
 };
 
 DemoMemory demo_memory(const andrea::AndreaConfig& c) {
   const std::int64_t f = 4, V = c.vocab_size, D = c.d_model, T = c.context;
-  const std::string what = "demo: table sizes";
-  const std::int64_t vd = checked_mul(V, D, what), td = checked_mul(T, D, what);
+  const std::string what = "table sizes";
+  const std::int64_t vd = checked_mul(V, D, "demo", what), td = checked_mul(T, D, "demo", what);
   // Parameters tok [V, D], pos [T, D], head [D, V], their gradients, and the copies of tok and
   // pos that the check reads; plus 64 MiB for the process, its libraries and thread pools.
   const std::int64_t table_floats = 2 * (2 * vd + td) + vd + td;
   DemoMemory m;
-  m.fixed = checked_add(checked_mul(table_floats, f, what), std::int64_t{64} << 20, what);
+  m.fixed =
+      checked_add(checked_mul(table_floats, f, "demo", what), std::int64_t{64} << 20, "demo", what);
   // Per sequence: x, its gradient, its host copy and one more [T, D] of margin; logits and
   // their gradient [T, V]; the ids as a vector and a tensor (i64). (Measured peak RSS at
   // ANDREA-120M: 152 MB + 80.4 MB per sequence; this gives 206 MB + 81.8 MB.)
   const std::int64_t per_position = f * (4 * D + 2 * V) + 16;
-  m.per_batch = checked_mul(per_position, T, what);
+  m.per_batch = checked_mul(per_position, T, "demo", what);
   return m;
 }
 

@@ -74,14 +74,17 @@ std::string render_svg(const std::string& dot_file, const std::string& svg_file)
 // gradients, x [B, T, D] and logits [B, T, V] with theirs, and 64 MiB for the process.
 std::int64_t graph_bytes(const GraphOptions& o) {
   const std::int64_t V = o.config.vocab_size, D = o.config.d_model, T = o.config.context;
-  const std::string what = "graph: sizes";
-  const std::int64_t n = checked_mul(o.batch, o.tokens, what);
-  std::int64_t floats =
-      checked_add(checked_mul(2, checked_mul(V, D, what), what), checked_mul(T, D, what), what);
-  floats = checked_mul(floats, 2, what);
-  floats = checked_add(floats, checked_mul(2, checked_mul(n, checked_add(V, D, what), what), what),
-                       what);
-  return checked_add(checked_mul(floats, 4, what), std::int64_t{64} << 20, what);
+  const std::string what = "sizes";
+  const std::int64_t n = checked_mul(o.batch, o.tokens, "graph", what);
+  std::int64_t floats = checked_add(checked_mul(2, checked_mul(V, D, "graph", what), "graph", what),
+                                    checked_mul(T, D, "graph", what), "graph", what);
+  floats = checked_mul(floats, 2, "graph", what);
+  floats =
+      checked_add(floats,
+                  checked_mul(2, checked_mul(n, checked_add(V, D, "graph", what), "graph", what),
+                              "graph", what),
+                  "graph", what);
+  return checked_add(checked_mul(floats, 4, "graph", what), std::int64_t{64} << 20, "graph", what);
 }
 
 std::string svg_name(const std::string& dot_file) {

@@ -22,9 +22,6 @@ void add_summary_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->callback([config, &exit_code] {
     const andrea::AndreaConfig& c = *config;
-    checked_add(checked_mul(c.vocab_size, c.d_model, "summary: --vocab × --d-model"),
-                checked_mul(c.context, c.d_model, "summary: --context × --d-model"),
-                "summary: embedding parameters");
     fmt::print("{}", andrea::summary(c));
     exit_code = kExitOk;
   });

@@ -2,12 +2,14 @@
 #include "cpu_allocator.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
-#include <optional>
+#include <sstream>
 #include <string>
 
 #include "minigraph/error.h"
@@ -29,47 +31,54 @@ constexpr std::size_t kCheckAvailableFrom = std::size_t{64} << 20;
 
 std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / step * step; }
 
-// A "Key:   123 kB" line of /proc/meminfo, in bytes.
-std::optional<std::size_t> meminfo_bytes(const std::string& key) {
-  std::ifstream file("/proc/meminfo");
-  std::string name, unit;
-  std::size_t kib = 0;
-  while (file >> name >> kib) {
-    std::getline(file, unit);
-    if (name == key + ":") return kib * 1024;
+// "Key:   123 kB" from a /proc file, in bytes; -1 when absent.
+std::int64_t proc_kib_field(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::istringstream fields(line.substr(key.size() + 1));
+    std::int64_t kib = -1;
+    fields >> kib;
+    return kib < 0 ? -1 : kib * 1024;
   }
-  return std::nullopt;
+  return -1;
 }
 
-std::optional<std::size_t> file_number(const char* path) {
-  std::ifstream file(path);
-  std::size_t value = 0;
-  if (file >> value) return value;
-  return std::nullopt;  // missing, or "max" (no limit)
+// A number in a cgroup file ("max" and absence: -1).
+std::int64_t cgroup_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return -1;
+  std::int64_t value = -1;
+  std::from_chars(word.data(), word.data() + word.size(), value);
+  return value;
 }
 
-// What a new allocation may take without the kernel's OOM killer stepping in: MemAvailable
-// plus free swap, and no more than the cgroup (v2) limit leaves; nullopt where unknown.
-std::optional<std::size_t> memory_available() {
-  auto available = meminfo_bytes("MemAvailable");
-  if (!available) return std::nullopt;
-  *available += meminfo_bytes("SwapFree").value_or(0);
-  auto limit = file_number("/sys/fs/cgroup/memory.max");
-  auto used = file_number("/sys/fs/cgroup/memory.current");
-  if (limit && used) *available = std::min(*available, *limit > *used ? *limit - *used : 0);
-  return available;
+// The cgroup v2 directory of this process ("0::/some/path" in /proc/self/cgroup).
+std::string cgroup_dir() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+  }
+  return "";
 }
 
 std::string gib(std::size_t bytes) {
   return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
 }
 
-[[noreturn]] void out_of_memory(std::size_t size, std::optional<std::size_t> available) {
-  throw Error("cpu", "allocate",
-              available ? fmt::format("at most {} bytes ({}, the memory available now)",
-                                      *available, gib(*available))
-                        : std::string("memory the system can give"),
-              fmt::format("a request for {} bytes ({}): out of memory", size, gib(size)));
+[[noreturn]] void out_of_memory(std::size_t size, const cpu::AvailableMemory& available) {
+  throw Error(
+      "cpu", "allocate",
+      available.known
+          ? fmt::format("at most {} bytes ({}, the memory available now: {})", available.bytes,
+                        gib(static_cast<std::size_t>(available.bytes)), available.source)
+          : std::string("memory the system can give"),
+      fmt::format("a request for {} bytes ({}): out of memory", size, gib(size)));
+}
+
+bool fits(std::size_t size, const cpu::AvailableMemory& available) {
+  return !available.known || size <= static_cast<std::size_t>(available.bytes);
 }
 
 }  // namespace
@@ -105,19 +114,17 @@ void* CpuAllocator::take_cached(std::size_t size) {
 
 void* CpuAllocator::allocate_new(std::size_t size) {
   const std::size_t alignment = size >= kHugePage ? kHugePage : kAlignment;
-  if (size >= kCheckAvailableFrom) {
-    auto available = memory_available();
-    if (available && size > *available) {
-      release_cached_locked();
-      available = memory_available();
-      if (available && size > *available) out_of_memory(size, available);
+  if (size >= kCheckAvailableFrom && !fits(size, cpu::available_memory())) {
+    release_cached_locked();
+    if (auto available = cpu::available_memory(); !fits(size, available)) {
+      out_of_memory(size, available);
     }
   }
   void* ptr = std::aligned_alloc(alignment, size);
   if (ptr == nullptr) {
     release_cached_locked();
     ptr = std::aligned_alloc(alignment, size);
-    if (ptr == nullptr) out_of_memory(size, memory_available());
+    if (ptr == nullptr) out_of_memory(size, cpu::available_memory());
   }
   // Advice only (where transparent huge pages are off it does nothing); the 2 MiB alignment
   // lets the kernel back the block with huge pages from its first byte.
@@ -185,6 +192,30 @@ void CpuAllocator::reset_peaks() {
 }
 
 namespace cpu {
+AvailableMemory available_memory() {
+  AvailableMemory out;
+  auto consider = [&](std::int64_t bytes, const char* source) {
+    if (bytes < 0) return;
+    bytes = std::max<std::int64_t>(bytes, 0);
+    if (!out.known || bytes < out.bytes) out = {bytes, source, true};
+  };
+  consider(proc_kib_field("/proc/meminfo", "MemAvailable"), "MemAvailable");
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const std::int64_t mapped =
+        std::max<std::int64_t>(proc_kib_field("/proc/self/status", "VmSize"), 0);
+    const auto cap = static_cast<std::int64_t>(
+        std::min<rlim_t>(limit.rlim_cur, std::numeric_limits<std::int64_t>::max()));
+    consider(cap - mapped, "ulimit -v");
+  }
+  if (const std::string dir = cgroup_dir(); !dir.empty()) {
+    const std::int64_t max = cgroup_number(dir + "/memory.max");
+    const std::int64_t current = cgroup_number(dir + "/memory.current");
+    if (max >= 0 && current >= 0) consider(max - current, "cgroup memory.max");
+  }
+  return out;
+}
+
 MemoryStats memory_stats() { return CpuAllocator::instance().stats(); }
 void reset_peak_memory_stats() { CpuAllocator::instance().reset_peaks(); }
 void empty_cache() { CpuAllocator::instance().release_cached(); }

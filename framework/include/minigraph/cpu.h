@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace mg::cpu {
 
@@ -21,5 +23,16 @@ MemoryStats memory_stats();
 void reset_peak_memory_stats();
 // Returns the cached (unused) blocks to the system.
 void empty_cache();
+
+// Bytes this process can still get from the system: MemAvailable from /proc/meminfo, less
+// where ulimit -v (RLIMIT_AS) or the cgroup's memory.max allows less. The allocator refuses
+// larger requests with an mg::Error (with overcommit, malloc would succeed and the process be
+// killed on touching the pages); programs check their plans against it up front.
+struct AvailableMemory {
+  std::int64_t bytes = 0;
+  std::string source;  // which bound it is: "MemAvailable", "ulimit -v", "cgroup memory.max"
+  bool known = false;  // false where none can be read: then nothing is refused
+};
+AvailableMemory available_memory();
 
 }  // namespace mg::cpu
