@@ -6,7 +6,8 @@
 # OpenBLAS is the default because it measured faster than BLIS at ANDREA's head shapes
 # (docs/performance.md); `minigraph bench` reports the library in use.
 #
-# Sets MINIGRAPH_GEMM_LIBRARY (OpenBLAS, BLIS or Eigen) and minigraph_use_blas(<target>),
+# Sets MINIGRAPH_GEMM_LIBRARY (OpenBLAS, BLIS or Eigen), MINIGRAPH_GEMM_LINK_LIBRARIES (what
+# is linked, by full path) and minigraph_use_blas(<target>),
 # which links the library PRIVATE by full path (so the installed static library's link line
 # names it without a find_dependency) and defines MG_GEMM_OPENBLAS or MG_GEMM_BLIS.
 set(MINIGRAPH_BLAS AUTO CACHE STRING "GEMM library for the CPU: AUTO, OpenBLAS, BLIS or Eigen")
@@ -44,6 +45,7 @@ elseif(NOT MINIGRAPH_BLAS STREQUAL "Eigen")
   message(FATAL_ERROR "MINIGRAPH_BLAS must be AUTO, OpenBLAS, BLIS or Eigen, not '${MINIGRAPH_BLAS}'")
 endif()
 message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${blas_library}")
+set(MINIGRAPH_GEMM_LINK_LIBRARIES ${blas_library})  # for minigraph.pc (MinigraphPkgConfig.cmake)
 
 function(minigraph_use_blas target)
   if(MINIGRAPH_GEMM_LIBRARY STREQUAL "Eigen")

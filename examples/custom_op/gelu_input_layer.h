@@ -2,7 +2,7 @@
 // a scaled GELU, x = scale * gelu(tok_emb[ids] + pos_emb[t]).
 #pragma once
 
-#include "andrea/model.h"
+#include "minigraph/models/andrea/model.h"
 #include "minigraph/module.h"
 
 namespace mg::example {

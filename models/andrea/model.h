@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "andrea/config.h"
-#include "layers/embedding.h"
+#include "minigraph/models/andrea/config.h"
+#include "minigraph/models/layers/embedding.h"
 #include "minigraph/module.h"
 
 namespace mg::andrea {

@@ -1,4 +1,4 @@
 // The op harness over the built-in ops.
-#include "op_harness.h"
+#include "minigraph/testing/op_harness.h"
 
 int main(int argc, char** argv) { return mg::testing::run_op_harness(argc, argv); }

@@ -1,4 +1,4 @@
-#include "op_harness.h"
+#include "minigraph/testing/op_harness.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,12 @@
 // The op harness of one op library linked into this program (minigraph_add_op_harness in
 // cmake/MinigraphOpLibrary.cmake): registers the library's ops and tests those alone.
+// Installed with the package (lib/cmake/minigraph/), where the same function compiles it for
+// op libraries outside this tree: it includes public <minigraph/...> headers only.
 #include <fmt/format.h>
 
 #include "minigraph/error.h"
 #include "minigraph/plugin.h"
-#include "op_harness.h"
+#include "minigraph/testing/op_harness.h"
 
 int main(int argc, char** argv) {
   try {

@@ -2,7 +2,6 @@
 // threads and CPU memory statistics, every built-in op and the ANDREA layers.
 #pragma once
 
-#include "andrea/model.h"
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
 #include "minigraph/cpu.h"
@@ -10,6 +9,7 @@
 #include "minigraph/format.h"
 #include "minigraph/gradcheck.h"
 #include "minigraph/graphviz.h"
+#include "minigraph/models/andrea/model.h"
 #include "minigraph/module.h"
 #include "minigraph/op.h"
 #include "minigraph/ops.h"
