@@ -51,6 +51,10 @@
 #include <stdexcept>
 #include <string>
 
+namespace mg::andrea {
+struct AndreaConfig;
+}  // namespace mg::andrea
+
 namespace mg::cli {
 
 enum ExitCode : int {
@@ -107,6 +111,8 @@ inline constexpr std::int64_t kMaxContext = std::int64_t{1} << 20;  // 1,048,576
 CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
 CLI::Validator whole_number_u64(std::uint64_t lo = 0,
                                 std::uint64_t hi = std::numeric_limits<std::uint64_t>::max());
+// --vocab, --d-model and --context into `config` (summary and graph share them).
+void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config);
 // One of the given words: "expected one of f64, f32, got f16".
 CLI::Validator one_of(std::vector<std::string> words);
 

@@ -52,6 +52,18 @@ CLI::Validator whole_number_u64(std::uint64_t lo, std::uint64_t hi) {
   return whole_number_of(lo, hi);
 }
 
+void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config) {
+  cmd.add_option("--vocab", config.vocab_size, "vocabulary size V")
+      ->check(whole_number(1, kMaxVocab))
+      ->capture_default_str();
+  cmd.add_option("--d-model", config.d_model, "model width D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd.add_option("--context", config.context, "positions T_max")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
+}
+
 CLI::Validator one_of(std::vector<std::string> words) {
   const std::string list = fmt::format("{}", fmt::join(words, ", "));
   return CLI::Validator(

@@ -107,15 +107,7 @@ void add_graph_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--svg", o->svg, "also render an SVG next to it with Graphviz's dot");
   cmd->add_flag("--forward-only", o->forward_only, "leave out the backward cluster");
   cmd->add_flag("--as-model", o->as_model, "draw Andrea::forward as the module runs it");
-  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size V")
-      ->check(whole_number(1, kMaxVocab))
-      ->capture_default_str();
-  cmd->add_option("--d-model", o->config.d_model, "model width D")
-      ->check(whole_number(1, kMaxWidth))
-      ->capture_default_str();
-  cmd->add_option("--context", o->config.context, "positions T_max")
-      ->check(whole_number(1, kMaxContext))
-      ->capture_default_str();
+  add_size_options(*cmd, o->config);
   cmd->add_option("--batch", o->batch, "sequences B")
       ->check(whole_number(1, kMaxGraphBatch))
       ->capture_default_str();

@@ -11,15 +11,7 @@ void add_summary_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("summary", "print the embedding and head parameter table");
   cmd->footer(kExitCodesHelp);
   auto config = std::make_shared<andrea::AndreaConfig>();
-  cmd->add_option("--vocab", config->vocab_size, "vocabulary size V")
-      ->check(whole_number(1, kMaxVocab))
-      ->capture_default_str();
-  cmd->add_option("--d-model", config->d_model, "model width D")
-      ->check(whole_number(1, kMaxWidth))
-      ->capture_default_str();
-  cmd->add_option("--context", config->context, "positions T")
-      ->check(whole_number(1, kMaxContext))
-      ->capture_default_str();
+  add_size_options(*cmd, *config);
   cmd->callback([config, &exit_code] {
     const andrea::AndreaConfig& c = *config;
     fmt::print("{}", andrea::summary(c));
