@@ -6,10 +6,14 @@
 # OpenBLAS is the default because it measured faster than BLIS at ANDREA's head shapes
 # (docs/performance.md); `minigraph bench` reports the library in use.
 #
+# OpenBLAS is not linked but loaded at run time (framework/backends/cpu/gemm.cpp), so that
+# minigraph can choose its kernels from the CPU's features before OpenBLAS's constructor picks
+# them by CPU model: MG_OPENBLAS_PATH names the runtime library found here.
+#
 # Sets MINIGRAPH_GEMM_LIBRARY (OpenBLAS, BLIS or Eigen), MINIGRAPH_GEMM_LINK_LIBRARIES (what
-# is linked, by full path) and minigraph_use_blas(<target>),
-# which links the library PRIVATE by full path (so the installed static library's link line
-# names it without a find_dependency) and defines MG_GEMM_OPENBLAS or MG_GEMM_BLIS.
+# is linked, by full path: BLIS, or nothing) and minigraph_use_blas(<target>), which links
+# that PRIVATE by full path (so the installed static library's link line names it without a
+# find_dependency) and defines MG_GEMM_OPENBLAS (with MG_OPENBLAS_PATH) or MG_GEMM_BLIS.
 set(MINIGRAPH_BLAS AUTO CACHE STRING "GEMM library for the CPU: AUTO, OpenBLAS, BLIS or Eigen")
 set_property(CACHE MINIGRAPH_BLAS PROPERTY STRINGS AUTO OpenBLAS BLIS Eigen)
 
@@ -28,7 +32,15 @@ if(MINIGRAPH_BLAS STREQUAL "AUTO" OR MINIGRAPH_BLAS STREQUAL "OpenBLAS")
   if(OpenBLAS_FOUND)
     set(MINIGRAPH_GEMM_LIBRARY OpenBLAS)
     set(blas_include_dir ${OpenBLAS_INCLUDE_DIRS})
-    set(blas_library ${OpenBLAS_LIBRARIES})
+    # The runtime library (libopenblas.so.0, from Debian's libopenblas0-openmp) beside the
+    # development link that the package config names.
+    get_filename_component(openblas_dir "${OpenBLAS_LIBRARIES}" DIRECTORY)
+    if(EXISTS "${openblas_dir}/libopenblas.so.0")
+      set(MINIGRAPH_OPENBLAS_PATH "${openblas_dir}/libopenblas.so.0")
+    else()
+      file(REAL_PATH "${OpenBLAS_LIBRARIES}" MINIGRAPH_OPENBLAS_PATH)
+    endif()
+    set(blas_library "")
   elseif(MINIGRAPH_BLAS STREQUAL "OpenBLAS")
     message(FATAL_ERROR "MINIGRAPH_BLAS=OpenBLAS, but OpenBLAS was not found (libopenblas-dev)")
   endif()
@@ -44,7 +56,7 @@ elseif(MINIGRAPH_BLAS STREQUAL "BLIS")
 elseif(NOT MINIGRAPH_BLAS STREQUAL "Eigen")
   message(FATAL_ERROR "MINIGRAPH_BLAS must be AUTO, OpenBLAS, BLIS or Eigen, not '${MINIGRAPH_BLAS}'")
 endif()
-message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${blas_library}")
+message(STATUS "minigraph: CPU GEMM through ${MINIGRAPH_GEMM_LIBRARY} ${blas_library}${MINIGRAPH_OPENBLAS_PATH}")
 set(MINIGRAPH_GEMM_LINK_LIBRARIES ${blas_library})  # for minigraph.pc (MinigraphPkgConfig.cmake)
 
 function(minigraph_use_blas target)
@@ -54,5 +66,9 @@ function(minigraph_use_blas target)
   string(TOUPPER ${MINIGRAPH_GEMM_LIBRARY} upper)
   target_compile_definitions(${target} PRIVATE MG_GEMM_${upper})
   target_include_directories(${target} SYSTEM PRIVATE ${blas_include_dir})
-  target_link_libraries(${target} PRIVATE ${blas_library})
+  if(MINIGRAPH_GEMM_LIBRARY STREQUAL "OpenBLAS")
+    target_compile_definitions(${target} PRIVATE MG_OPENBLAS_PATH="${MINIGRAPH_OPENBLAS_PATH}")
+  else()
+    target_link_libraries(${target} PRIVATE ${blas_library})
+  endif()
 endfunction()

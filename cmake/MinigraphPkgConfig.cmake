@@ -2,11 +2,10 @@
 #   c++ -std=c++20 app.cpp $(pkg-config --cflags --libs minigraph)
 # Cflags: the include root (headers are <minigraph/...>; fmt's flags come through Requires).
 # Libs: the library and, as it is static, everything it links privately: the GEMM library
-# chosen at configure time (cmake/MinigraphBlas.cmake), OpenMP, libdl, and the CUDA runtime
-# and cuBLAS when the CUDA backend is built. (A shared build moves these to Libs.private.)
-# A library outside the linker's default folders also gets an rpath, as CMake gives its own
-# programs: Debian's /usr/lib/<arch>/libopenblas.so.0 is an alternative that may name the
-# pthread OpenBLAS, not the OpenMP one chosen here.
+# chosen at configure time when it is linked (BLIS; OpenBLAS is loaded at run time by full
+# path, cmake/MinigraphBlas.cmake), OpenMP, libdl, and the CUDA runtime and cuBLAS when the
+# CUDA backend is built. (A shared build moves these to Libs.private.) A library outside the
+# linker's default folders also gets an rpath, as CMake gives its own programs.
 
 # "-L<dir> [-Wl,-rpath,<dir>] -l<name>" for a library given by full path; other items as they are.
 function(_minigraph_pc_link_flags out_var)

@@ -2,6 +2,8 @@
 // thread count (the embedding scatter-add above all), and the caching allocator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +71,40 @@ TEST(Threads, DefaultFollowsOmpNumThreadsAndSaysWhichSettingWon) {
   }
   set_num_threads(2);
   EXPECT_EQ(num_threads_origin(), "set_num_threads(2)");
+}
+
+// A BLAS that picks kernels by CPU model falls back to generic SSE code on CPUs newer than
+// itself; minigraph picks OpenBLAS's kernels by the CPU's features. With AVX2 or AVX-512
+// present, no kernel family from before them may run, unless the user asked for it:
+// ctest runs this test also with OPENBLAS_CORETYPE=prescott (tests/CMakeLists.txt).
+TEST(Gemm, RunsTheKernelsTheCpusFeaturesAllowOrThoseTheUserSet) {
+  const std::string kernels = gemm_kernels(), library = gemm_library();
+  if (kernels == "Eigen") GTEST_SKIP() << "built without a BLAS: " << library;
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  if (user != nullptr && *user != '\0') {
+    EXPECT_EQ(lower(kernels), lower(user)) << library;
+    EXPECT_NE(library.find("set by the user"), std::string::npos) << library;
+    return;
+  }
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!avx2) GTEST_SKIP() << "no AVX2 on this CPU: its BLAS chooses alone: " << library;
+  const std::vector<std::string> avx512_families{"skylakex", "cooperlake", "sapphirerapids",
+                                                 "skx",      "zen4",       "zen5"};
+  std::vector<std::string> avx2_families{"haswell", "zen", "zen2", "zen3", "excavator"};
+  avx2_families.insert(avx2_families.end(), avx512_families.begin(), avx512_families.end());
+  const auto& allowed = avx512 ? avx512_families : avx2_families;
+  EXPECT_NE(std::find(allowed.begin(), allowed.end(), lower(kernels)), allowed.end())
+      << "GEMM runs " << kernels << " kernels on a CPU with " << (avx512 ? "AVX-512" : "AVX2")
+      << ": " << library;
+  if (library.starts_with("OpenBLAS")) {
+    EXPECT_NE(library.find("chosen from the CPU's features"), std::string::npos) << library;
+  }
 }
 
 TEST_F(ThreadsTest, SettingIsAppliedAndChecked) {

@@ -1,11 +1,10 @@
-// The one thread setting: it sizes minigraph's parallel loops (parallel_for, on OpenMP),
-// Eigen's GEMM (the fallback when no BLAS was found) and the BLAS library's own pool.
+// The one thread setting: it sizes minigraph's parallel loops (parallel_for, on OpenMP) and
+// the GEMM library's pool (backends/cpu/gemm.cpp).
 #include "minigraph/threads.h"
 
 #include <omp.h>
 #include <sched.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -13,13 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "../backends/cpu/gemm.h"
 #include "minigraph/error.h"
-
-#if defined(MG_GEMM_OPENBLAS)
-#include <cblas.h>
-#elif defined(MG_GEMM_BLIS)
-#include <blis.h>
-#endif
 
 namespace mg {
 
@@ -37,12 +31,7 @@ int cores_available() {
 
 void apply(int threads) {
   omp_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
-#if defined(MG_GEMM_OPENBLAS)
-  openblas_set_num_threads(threads);
-#elif defined(MG_GEMM_BLIS)
-  bli_thread_set_num_threads(threads);
-#endif
+  detail::set_gemm_threads(threads);
 }
 
 // More than this many threads from the environment is taken for a typo, not a wish: OpenMP
@@ -122,23 +111,5 @@ void run_parts_in_parallel(int parts, void (*body)(void* context, int part), voi
   for (int part = 0; part < parts; ++part) body(context, part);
 }
 }  // namespace detail
-
-std::string gemm_library() {
-#if defined(MG_GEMM_OPENBLAS)
-  // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
-  std::string config = openblas_get_config();
-  const std::string version = config.substr(0, config.find(' ', config.find(' ') + 1));
-  const int threading = openblas_get_parallel();  // 0 none, 1 its own pthreads, 2 OpenMP
-  return fmt::format("{} ({} kernels, {})", version, openblas_get_corename(),
-                     threading == 2   ? "OpenMP threads"
-                     : threading == 1 ? "pthreads"
-                                      : "serial");
-#elif defined(MG_GEMM_BLIS)
-  return fmt::format("BLIS {}", bli_info_get_version_str());
-#else
-  return fmt::format("Eigen {}.{}.{} (no BLAS)", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
-                     EIGEN_MINOR_VERSION);
-#endif
-}
 
 }  // namespace mg

@@ -51,10 +51,9 @@ message(STATUS "--cflags: ${cflags}: ok")
 
 mg_step("pkg-config --libs" COMMAND ${PKG_CONFIG} --libs minigraph OUTPUT_VARIABLE libs)
 string(STRIP "${libs}" libs)
+# OpenBLAS is not linked: minigraph loads it at run time, after choosing its kernels.
 set(needed -lminigraph -lfmt -fopenmp -ldl)
-if(GEMM_LIBRARY STREQUAL "OpenBLAS")
-  list(APPEND needed -lopenblas)
-elseif(GEMM_LIBRARY STREQUAL "BLIS")
+if(GEMM_LIBRARY STREQUAL "BLIS")
   list(APPEND needed -lblis)
 endif()
 if(WITH_CUDA)

@@ -12,12 +12,7 @@
 #include <vector>
 
 #include "measure.h"
-
-#if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
-#include <cblas.h>
-#else
-#include <Eigen/Core>
-#endif
+#include "minigraph/cpu.h"
 
 namespace mg::bench {
 
@@ -146,24 +141,6 @@ RawGemm::RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_
   std::fill(c(), c() + m * n, 0.0f);
 }
 
-void RawGemm::run() {
-#if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
-  cblas_sgemm(CblasRowMajor, ta_ ? CblasTrans : CblasNoTrans, tb_ ? CblasTrans : CblasNoTrans, m_,
-              n_, k_, 1.0f, a(), ta_ ? m_ : k_, b(), tb_ ? k_ : n_, 0.0f, c(), n_);
-#else
-  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const Matrix> A(a(), ta_ ? k_ : m_, ta_ ? m_ : k_);
-  Eigen::Map<const Matrix> B(b(), tb_ ? n_ : k_, tb_ ? k_ : n_);
-  Eigen::Map<Matrix> C(c(), m_, n_);
-  if (ta_ && tb_)
-    C.noalias() = A.transpose() * B.transpose();
-  else if (ta_)
-    C.noalias() = A.transpose() * B;
-  else if (tb_)
-    C.noalias() = A * B.transpose();
-  else
-    C.noalias() = A * B;
-#endif
-}
+void RawGemm::run() { cpu::gemm<float>(a(), b(), c(), m_, n_, k_, ta_, tb_); }
 
 }  // namespace mg::bench

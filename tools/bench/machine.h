@@ -43,8 +43,8 @@ class RawCopy {
   std::unique_ptr<char[], FreeBuffer> src_, dst_;
 };
 
-// C [m, n] = op(A) op(B), row-major f32, by the same GEMM library as minigraph's matmul
-// (cblas or Eigen), called directly on huge-page buffers made once.
+// C [m, n] = op(A) op(B), row-major f32, through mg::cpu::gemm (the GEMM library and kernels
+// that matmul runs) directly on huge-page buffers made once.
 class RawGemm {
  public:
   RawGemm(std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b);

@@ -1,7 +1,8 @@
 // Statistics of the CPU backend's caching allocator. Tensor memory freed on the CPU is kept
 // and handed to the next tensor of the same size, because touching fresh memory costs a page
 // fault per 4 KiB (about twelve times the cost of rewriting mapped memory): a training step in
-// steady state takes no memory from the system at all. Threads: see minigraph/threads.h.
+// steady state takes no memory from the system at all. Also: the available memory, and the
+// GEMM library behind matmul. Threads: see minigraph/threads.h.
 #pragma once
 
 #include <cstddef>
@@ -35,4 +36,32 @@ struct AvailableMemory {
 };
 AvailableMemory available_memory();
 
+// C [m, n] = op(A) op(B) on row-major host memory, op a transpose where asked (A is [m, k], or
+// [k, m] transposed; B is [k, n], or [n, k]), through the GEMM library minigraph was built
+// with: what matmul's CPU kernel runs, for ops of your own. Throws mg::Error where the library
+// takes int sizes and a size passes 2^31 - 1, or where the library cannot be loaded.
+template <typename T>
+void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+          bool transpose_a, bool transpose_b);
+extern template void gemm<float>(const float*, const float*, float*, std::int64_t, std::int64_t,
+                                 std::int64_t, bool, bool);
+extern template void gemm<double>(const double*, const double*, double*, std::int64_t, std::int64_t,
+                                  std::int64_t, bool, bool);
+
 }  // namespace mg::cpu
+
+namespace mg {
+
+// The library behind matmul on the CPU, chosen at configure time, with its version, the
+// kernels that run on this CPU, who chose them and its threading: "OpenBLAS 0.3.21
+// (Cooperlake kernels, chosen from the CPU's features: AVX-512 with BF16; OpenMP threads)",
+// "BLIS 0.9.0 (skx kernels, ...)", or "Eigen 3.4.0 (no BLAS)". minigraph picks OpenBLAS's
+// kernels from the CPU's features (AVX2 + FMA, AVX-512, AVX-512 BF16), not its model number,
+// which an OpenBLAS release does not know for CPUs newer than itself; a user-set
+// OPENBLAS_CORETYPE wins. Never throws: a library that cannot be loaded is described.
+std::string gemm_library();
+// The kernel family alone: OpenBLAS's core name ("SkylakeX", "Haswell", "Prescott"...), BLIS's
+// configuration ("skx", "zen3"...), or "Eigen".
+std::string gemm_kernels();
+
+}  // namespace mg

@@ -38,11 +38,6 @@ inline Range part_range(std::int64_t n, int parts, int part) {
   return {n * part / parts, n * (part + 1) / parts};
 }
 
-// The library behind matmul on the CPU, chosen at configure time, with its version and, for
-// OpenBLAS, the kernels it picked for this CPU and its threading: "OpenBLAS 0.3.21
-// (Cooperlake kernels, OpenMP threads)", "BLIS 0.9.0", or "Eigen 3.4.0 (no BLAS)".
-std::string gemm_library();
-
 namespace detail {
 void run_parts_in_parallel(int parts, void (*body)(void* context, int part), void* context);
 }  // namespace detail
