@@ -3,18 +3,23 @@
 
     build/tools/minigraph bench --json bench.json
     /usr/bin/python3 tools/bench/compare_torch.py --minigraph bench.json --json compare.json
+    /tmp/torch2/bin/python tools/bench/compare_torch.py --minigraph bench.json --json compare2.json
 
-Runs with Debian's python3-torch (seen by /usr/bin/python3). Each thread count runs in a
-process of its own whose every pool is pinned to that count before torch loads: OpenMP
-(OMP_NUM_THREADS, torch.set_num_threads) and the BLAS pool torch's GEMMs run on
-(OPENBLAS_NUM_THREADS, then openblas_set_num_threads on the loaded library, checked), so a
-"1-thread" torch run is not a 2-thread one. Measurements carry minigraph's names; the table
+Runs with any PyTorch: Debian's python3-torch 1.13 (OpenBLAS inside, seen by /usr/bin/python3)
+or the one `pip install torch` gives in a virtualenv (2.x, MKL and oneDNN inside; see
+docs/performance.md). Each thread count runs in a process of its own whose every pool is
+pinned to that count before torch loads: OpenMP (OMP_NUM_THREADS, torch.set_num_threads) and
+the BLAS pool torch's GEMMs run on (MKL_NUM_THREADS, checked with mkl_get_max_threads through
+torch's parallel_info; OPENBLAS_NUM_THREADS, then openblas_set_num_threads on the loaded
+library, checked), so a "1-thread" torch run is not a 2-thread one. The PyTorch version, its
+BLAS and the CPU kernels it dispatches to are recorded. Measurements carry minigraph's names; the table
 shows both medians and the ratio minigraph / PyTorch (below 1: minigraph is faster).
 """
 import argparse
 import ctypes
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -25,21 +30,48 @@ V, D, T = 8449, 768, 1024  # ANDREA-120M: vocabulary, width, positions
 CALLS_PER_REP = 2000        # tiny ops are timed in batches, as in minigraph bench
 
 
-def pin_blas_threads(threads):
-    """Sets and returns the thread count of every loaded OpenBLAS (None if none is loaded)."""
+def loaded_blas_libraries():
+    """The BLAS libraries mapped into this process, resolved through Debian's alternatives."""
     libs = set()
     with open("/proc/self/maps") as maps:
         for line in maps:
             path = line.split()[-1]
             if "blas" in os.path.basename(path) and ".so" in path:
-                libs.add(path)
+                libs.add(os.path.realpath(path))
+    return sorted(libs)
+
+
+def pin_blas_threads(threads):
+    """Sets and returns the thread count of every loaded OpenBLAS (None if none is loaded)."""
     counts = []
-    for path in sorted(libs):
+    for path in loaded_blas_libraries():
         lib = ctypes.CDLL(path)
         if hasattr(lib, "openblas_set_num_threads"):
             lib.openblas_set_num_threads(threads)
             counts.append(lib.openblas_get_num_threads())
     return max(counts) if counts else None
+
+
+def mkl_threads(torch):
+    """MKL's thread count as torch reports it (None where torch has no MKL)."""
+    match = re.search(r"mkl_get_max_threads\(\) : (\d+)", torch.__config__.parallel_info())
+    return int(match.group(1)) if match else None
+
+
+def torch_blas(torch):
+    """What torch's CPU GEMMs run on: "MKL 2024.2 (kernels for AVX512)", "OpenBLAS 0.3.21"."""
+    config = torch.__config__.show()
+    blas = re.search(r"BLAS_INFO=(\w+)", config)
+    name = blas.group(1) if blas else "unknown BLAS"
+    if name == "mkl":
+        version = re.search(r"Math Kernel Library Version ([\d.]+)", config)
+        name = f"MKL {version.group(1) if version else ''}".strip()
+    else:
+        name = f"{name} BLAS: " + ", ".join(
+            "/".join(p.split("/")[-2:]) for p in loaded_blas_libraries())
+    cpu = getattr(torch.backends, "cpu", None)  # torch 2.x; 1.13 does not say
+    capability = cpu.get_cpu_capability() if cpu is not None else "an unreported ISA"
+    return f"{name} (ATen CPU kernels for {capability})"
 
 
 def timed(work, reps, warmup=1):
@@ -64,6 +96,7 @@ def worker(threads, batches, reps):
     blas_threads = pin_blas_threads(threads)
     assert torch.get_num_threads() == threads, torch.get_num_threads()
     assert blas_threads in (None, threads), f"BLAS pool has {blas_threads} threads, not {threads}"
+    assert mkl_threads(torch) in (None, threads), f"MKL has {mkl_threads(torch)} threads"
     records = []
 
     def record(name, batch, t, unit="", per_call=1):
@@ -246,8 +279,8 @@ def main():
     batches = parse(args.batch) if args.batch else sorted(
         {r["batch"] for r in minigraph if r["batch"] is not None} or {1, 8})
     import torch  # only for the version; the workers do the work
-    print(f"PyTorch {torch.__version__} on {meta.get('machine', 'this machine')}; "
-          f"minigraph GEMM: {meta.get('gemm_library', '-')}\n")
+    print(f"PyTorch {torch.__version__}, BLAS {torch_blas(torch)}, on "
+          f"{meta.get('machine', 'this machine')}\nminigraph GEMM: {meta.get('gemm_library', '-')}\n")
     busy, ours, start = machine_busy_s(), children_cpu_s(), time.monotonic()
     torch_records = run_workers(threads, batches, args.reps)
     # Other processes' CPU use while the workers ran, in cores on average (as minigraph bench
@@ -260,7 +293,8 @@ def main():
           f"during the PyTorch runs{': the figures read low' if other_load > 0.05 else ''}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"torch_version": torch.__version__, "other_load_cores": other_load,
+            json.dump({"torch_version": torch.__version__, "torch_blas": torch_blas(torch),
+                       "other_load_cores": other_load,
                        "records": torch_records, "comparison": rows}, f, indent=2)
         print(f"\nwrote {len(torch_records)} records to {args.json}")
 

@@ -221,7 +221,7 @@ std::string gemm_library() {
                      : threading == 1 ? "pthreads"
                                       : "serial");
 #elif defined(MG_GEMM_BLIS)
-  return fmt::format("BLIS {} ({} kernels, chosen by BLIS from the CPU's features)",
+  return fmt::format("BLIS {} ({} kernels, chosen by BLIS)",
                      bli_info_get_version_str(), gemm_kernels());
 #else
   return fmt::format("Eigen {}.{}.{} (no BLAS)", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
