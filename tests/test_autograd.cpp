@@ -19,6 +19,21 @@ TEST(Autograd, TensorUsedTwiceGetsBothContributions) {
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1, -2, 4}));
 }
 
+// A non-leaf used twice must accumulate too: z = y + y with y = x + x gives dz/dx = 4, and an
+// engine that assigns a non-leaf's gradient instead of adding to it gives 2.
+TEST(Autograd, NonLeafUsedTwiceGetsBothContributions) {
+  Tensor x = param({1, 2, 3}, {3});
+  Tensor y = add(x, x);
+  Tensor z = add(y, y);
+  z.backward(Tensor::from_vector<double>({0.5, -1, 2}, {3}));
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{2, -4, 8}));
+  // Reached through two different paths that meet again: w = y + x, d w / d x = 2 + 1.
+  Tensor a = param({1, 1}, {2});
+  Tensor b = add(a, a);
+  add(b, a).backward(Tensor::from_vector<double>({1, 10}, {2}));
+  EXPECT_EQ(a.grad().to_vector<double>(), (std::vector<double>{3, 30}));
+}
+
 TEST(Autograd, GradientsAccumulateOverBackwardCallsUntilZeroGrad) {
   Tensor x = param({1, 2}, {2});
   Tensor g = Tensor::from_vector<double>({1, 3}, {2});

@@ -2,6 +2,8 @@
 // gradients, and samples big inputs while still checking every row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "minigraph/gtest.h"
 #include "minigraph/minigraph.h"
 
@@ -26,6 +28,59 @@ const OpDef& broken_double() {
     return OpRegistry::instance().add(std::move(def));
   }();
   return op;
+}
+
+// y = x / 100, with a backward that is right but for `offset` added to the gradient of the rows
+// in `wrong_rows` (every row when empty): small true gradients, so a 1e-3 error is far outside
+// the default tolerance (atol 1e-5 + rtol 1e-3 * |0.01|).
+struct Skew {
+  double offset = 1e-3;
+  std::vector<std::int64_t> wrong_rows;
+};
+const OpDef& skewed_scale() {
+  static const OpDef& op = []() -> const OpDef& {
+    OpDef def;
+    def.name = "test_skewed_scale";
+    def.inputs = {"x"};
+    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+      return OutputSpec{in[0].shape(), in[0].dtype()};
+    };
+    def.kernels[0] = [](const KernelContext& ctx) {
+      auto* out = ctx.out.data<double>();
+      const auto* x = ctx.inputs[0].data<double>();
+      for (std::int64_t i = 0; i < ctx.out.numel(); ++i) out[i] = x[i] / 100;
+    };
+    def.backward = [](const BackwardContext& ctx) {
+      const auto& skew = std::any_cast<const Skew&>(ctx.attrs);
+      Tensor g = ctx.grad_out.clone();
+      const std::int64_t width = g.dim() > 1 ? g.size(-1) : 1;
+      for (std::int64_t i = 0; i < g.numel(); ++i) {
+        const std::int64_t row = i / width;
+        const bool wrong =
+            skew.wrong_rows.empty() ||
+            std::find(skew.wrong_rows.begin(), skew.wrong_rows.end(), row) != skew.wrong_rows.end();
+        g.set_flat(i, g.at_flat(i) / 100 + (wrong ? skew.offset : 0.0));
+      }
+      return std::vector<Tensor>{g};
+    };
+    return OpRegistry::instance().add(std::move(def));
+  }();
+  return op;
+}
+
+TEST(Gradcheck, DefaultToleranceCatchesAGradientOffBy1em3) {
+  Tensor x = Tensor::normal({4, 3}, 0, 1, 6, DType::f64).set_requires_grad();
+  auto run = [&](double offset) {
+    return gradcheck(
+        [offset](const std::vector<Tensor>& in) {
+          return apply_op(skewed_scale(), {in[0]}, Skew{offset, {}});
+        },
+        {x}, {"x"});
+  };
+  EXPECT_TRUE(run(0).passed()) << run(0).str();
+  auto report = run(1e-3);
+  EXPECT_FALSE(report.passed()) << report.str();
+  EXPECT_NEAR(report.inputs[0].max_abs_error, 1e-3, 1e-6);
 }
 
 TEST(Gradcheck, PassesACorrectOpAndReportsEachInput) {
@@ -73,9 +128,36 @@ TEST(Gradcheck, SamplesBigInputsButChecksEveryRow) {
   EXPECT_EQ(report.inputs[0].checked, 60);
 }
 
+// Sampled mode must visit every row: a gradient wrong in any single row of a 60-row table
+// (checked with a budget of 70 elements of its 600) is caught, whichever row it is.
+TEST(Gradcheck, SampledModeCatchesAWrongGradientInAnySingleRow) {
+  Tensor table = Tensor::normal({60, 10}, 0, 1, 7, DType::f64).set_requires_grad();
+  GradcheckOptions options;
+  options.max_checks_per_input = 70;
+  std::vector<std::int64_t> missed;
+  for (std::int64_t row = 0; row < 60; ++row) {
+    auto report = gradcheck(
+        [row](const std::vector<Tensor>& in) {
+          return apply_op(skewed_scale(), {in[0]}, Skew{1e-3, {row}});
+        },
+        {table}, {"table"}, options);
+    EXPECT_EQ(report.inputs[0].checked, 70);
+    if (report.passed()) missed.push_back(row);
+  }
+  EXPECT_TRUE(missed.empty()) << "rows whose wrong gradient sampling missed: "
+                              << fmt::format("{}", fmt::join(missed, ", "));
+}
+
 TEST(Gradcheck, RefusesF32Inputs) {
   Tensor x = Tensor::zeros({2}).set_requires_grad();
-  EXPECT_THROW(gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x}), Error);
+  try {
+    gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "gradcheck");
+    EXPECT_NE(e.expected().find("f64"), std::string::npos) << e.what();
+    EXPECT_NE(e.actual().find("f32"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
