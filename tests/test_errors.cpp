@@ -75,6 +75,22 @@ TEST(Errors, MixingDtypes) {
   EXPECT_STREQ(e.what(), "add: argument 'b': expected dtype f32 (as the other inputs), got f64");
 }
 
+// The dispatcher's device check, without needing a second device: the check apply_op runs,
+// given devices (Cuda.MixingDevicesIsAnError runs it end to end where a GPU exists).
+TEST(Errors, InputsOnDifferentDevices) {
+  const std::vector<std::string> names{"a", "b", "c"};
+  const std::vector<Device> same{Device::cpu(), Device::cpu(), Device::cpu()};
+  EXPECT_EQ(common_device("add", names, 3, [&](std::size_t i) { return same[i]; }), Device::cpu());
+  const std::vector<Device> mixed{Device::cpu(), Device::cpu(), Device::cuda(1)};
+  Error e = expect_error(
+      [&] { common_device("add", names, 3, [&](std::size_t i) { return mixed[i]; }); });
+  EXPECT_STREQ(e.what(), "add: argument 'c': expected device cpu (as 'a'), got cuda:1");
+  const std::vector<Device> gpu_first{Device::cuda(0), Device::cpu()};
+  e = expect_error(
+      [&] { common_device("matmul", names, 2, [&](std::size_t i) { return gpu_first[i]; }); });
+  EXPECT_STREQ(e.what(), "matmul: argument 'b': expected device cuda:0 (as 'a'), got cpu");
+}
+
 TEST(Errors, BackwardFromNonScalarWithoutGradient) {
   andrea::InputLayer layer(tiny());
   Tensor x = layer.forward(Tensor::from_vector<std::int64_t>({1, 2}, {1, 2}));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "minigraph/backend.h"
 #include "minigraph/op.h"
 
 namespace mg {
@@ -74,12 +75,8 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     MG_CHECK(inputs[i].defined(), op.name, op.inputs[i], "a defined tensor", "an undefined one");
   }
-  const Device device = inputs.empty() ? Device::cpu() : inputs[0].device();
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
-    MG_CHECK(inputs[i].device() == device, op.name, op.inputs[i],
-             fmt::format("device {} (as '{}')", device.str(), op.inputs[0]), "{}",
-             inputs[i].device().str());
-  }
+  const Device device = common_device(op.name, op.inputs, inputs.size(),
+                                      [&](std::size_t i) { return inputs[i].device(); });
   OutputSpec spec = op.infer(op, inputs, attrs);
   Kernel kernel = op.kernel(device.kind);
   MG_CHECK(kernel != nullptr, op.name, "device", "a device with a kernel for this op",

@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "minigraph/dtype.h"
+#include "minigraph/error.h"
 
 namespace mg {
 
@@ -29,5 +32,21 @@ bool device_available(Device device);
 // whether or not such a device is present.
 bool backend_built(DeviceKind kind);
 int device_count(DeviceKind kind);  // 1 for the CPU; visible GPUs for CUDA (0 without one)
+
+// The device shared by `count` inputs of `op`, whose i-th device is device_of(i) and name
+// names[i]: throws mg::Error naming the first input on another device ("add: argument 'b':
+// expected device cpu (as 'a'), got cuda:0"). apply_op runs it before any shape rule or
+// kernel; it takes devices rather than tensors so that it is tested without a second device.
+template <typename DeviceOf>
+Device common_device(const std::string& op, const std::vector<std::string>& names,
+                     std::size_t count, DeviceOf&& device_of) {
+  const Device device = count == 0 ? Device::cpu() : device_of(std::size_t{0});
+  for (std::size_t i = 1; i < count; ++i) {
+    const Device other = device_of(i);
+    MG_CHECK(other == device, op, names[i],
+             fmt::format("device {} (as '{}')", device.str(), names[0]), "{}", other.str());
+  }
+  return device;
+}
 
 }  // namespace mg
