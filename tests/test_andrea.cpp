@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "expect_error.h"
 #include "minigraph/gtest.h"
 #include "minigraph/minigraph.h"
 
@@ -81,24 +82,39 @@ TEST(Andrea, InputLayerIsTokenRowPlusPositionRow) {
 }
 
 // The fused fast path against the three graph nodes it replaces: same values, same gradients.
-TEST(Andrea, FusedInputLayerMatchesEmbeddingPlusPositionPlusAdd) {
+// Both paths (the fused op, and embedding + position_embedding + add) against loops written
+// here: the two share embedding_backward, so comparing them with each other alone would let a
+// bug there pass.
+TEST(Andrea, FusedAndComposedInputLayersMatchLoopsWrittenHere) {
   InputLayer layer(tiny());
-  Tensor ids = Tensor::from_vector<std::int64_t>({3, 3, 10, 0, 7, 3, 1, 2, 3, 3, 3, 9}, {3, 4});
+  const std::vector<std::int64_t> id = {3, 3, 10, 0, 7, 3, 1, 2, 3, 3, 3, 9};
+  Tensor ids = Tensor::from_vector<std::int64_t>(id, {3, 4});
   Tensor g = Tensor::normal({3, 4, 4}, 0, 1, 11);
-  std::vector<std::vector<float>> results[2];
+  const std::int64_t offset = 1, length = 4, width = 4;
+  const auto tok = layer.tok_emb().weight().to_vector<float>();
+  const auto pos = layer.pos_emb().weight().to_vector<float>();
+  const auto up = g.to_vector<float>();
+  std::vector<float> x(up.size()), tok_grad(tok.size(), 0.0f), pos_grad(pos.size(), 0.0f);
+  for (std::size_t p = 0; p < id.size(); ++p) {
+    const std::int64_t t = static_cast<std::int64_t>(p) % length + offset;
+    for (std::int64_t d = 0; d < width; ++d) {
+      x[p * width + d] = tok[id[p] * width + d] + pos[t * width + d];
+      tok_grad[id[p] * width + d] += up[p * width + d];
+      pos_grad[t * width + d] += up[p * width + d];
+    }
+  }
   for (int composed = 0; composed < 2; ++composed) {
     layer.zero_grad();
-    Tensor x = composed ? layer.forward_composed(ids, 1) : layer.forward(ids, 1);
-    x.backward(g);
-    results[composed] = {x.to_vector<float>(), layer.tok_emb().weight().grad().to_vector<float>(),
-                         layer.pos_emb().weight().grad().to_vector<float>()};
-  }
-  EXPECT_EQ(results[0][0], results[1][0]) << "forward";
-  for (std::size_t k = 1; k < 3; ++k) {
-    ASSERT_EQ(results[0][k].size(), results[1][k].size());
-    for (std::size_t i = 0; i < results[0][k].size(); ++i)
-      EXPECT_NEAR(results[0][k][i], results[1][k][i], 1e-6)
-          << (k == 1 ? "tok" : "pos") << " #" << i;
+    Tensor out = composed ? layer.forward_composed(ids, offset) : layer.forward(ids, offset);
+    out.backward(g);
+    const char* path = composed ? "composed" : "fused";
+    EXPECT_EQ(out.to_vector<float>(), x) << path << " forward";
+    const auto got_tok = layer.tok_emb().weight().grad().to_vector<float>();
+    const auto got_pos = layer.pos_emb().weight().grad().to_vector<float>();
+    for (std::size_t i = 0; i < tok_grad.size(); ++i)
+      EXPECT_NEAR(got_tok[i], tok_grad[i], 1e-6) << path << " tok #" << i;
+    for (std::size_t i = 0; i < pos_grad.size(); ++i)
+      EXPECT_NEAR(got_pos[i], pos_grad[i], 1e-6) << path << " pos #" << i;
   }
 }
 
@@ -129,12 +145,18 @@ TEST(Andrea, EmbeddingGradientSumsRepeatedIdsAndLeavesOtherRowsZero) {
       }
     }
   }
+  // Positions 0..3 get their column of the upstream gradient; 4 and 5 (past T = 4) exactly 0.
   auto pos_grad = layer.pos_emb().weight().grad().to_vector<double>();
-  EXPECT_EQ(pos_grad[5 * 4], 0.0);  // position 5 is past T = 4
+  for (std::int64_t t = 0; t < 6; ++t) {
+    for (std::int64_t d = 0; d < 4; ++d) {
+      EXPECT_EQ(pos_grad[t * 4 + d], t < 4 ? up[t * 4 + d] : 0.0) << "position " << t;
+    }
+  }
 }
 
-// The composed input layer + head in f64, with repeated ids and broadcasting over the batch.
-TEST(Andrea, ComposedInputLayerAndHeadPassGradcheck) {
+// The input layer + head in f64, with repeated ids and broadcasting over the batch, as the
+// model runs it (the fused op) and composed from embedding + position_embedding + add.
+TEST(Andrea, InputLayerAndHeadPassGradcheckFusedAndComposed) {
   Andrea model(tiny(DType::f64));
   Tensor ids = Tensor::from_vector<std::int64_t>({3, 3, 10, 0, 3, 1, 1, 7, 3, 2}, {2, 5});
   std::vector<Tensor> params;
@@ -145,24 +167,39 @@ TEST(Andrea, ComposedInputLayerAndHeadPassGradcheck) {
   }
   GradcheckOptions options;
   options.atol = 1e-7;
-  auto report =
-      gradcheck([&](const std::vector<Tensor>&) { return model.forward(ids, /*offset=*/1); },
-                params, names, options);
-  EXPECT_TRUE(gradcheck_passed(report));
-  ASSERT_EQ(report.inputs.size(), 3u);
-  for (auto& r : report.inputs) {
-    EXPECT_EQ(r.checked, r.name == "input.pos_emb.weight" ? 24 : 44) << r.name;
-    EXPECT_LT(r.max_abs_error, 1e-7) << r.name;
+  for (int composed = 0; composed < 2; ++composed) {
+    auto report = gradcheck(
+        [&](const std::vector<Tensor>&) {
+          return composed ? model.head.forward(model.input.forward_composed(ids, /*offset=*/1))
+                          : model.forward(ids, /*offset=*/1);
+        },
+        params, names, options);
+    EXPECT_TRUE(gradcheck_passed(report)) << (composed ? "composed" : "fused");
+    ASSERT_EQ(report.inputs.size(), 3u);
+    for (auto& r : report.inputs) {
+      EXPECT_EQ(r.checked, r.name == "input.pos_emb.weight" ? 24 : 44) << r.name;
+      EXPECT_LT(r.max_abs_error, 1e-7) << r.name;
+    }
   }
 }
 
 TEST(Andrea, BadConfigIsAClearError) {
   AndreaConfig c = tiny();
   c.d_model = 0;
-  EXPECT_THROW(InputLayer{c}, Error);
+  Error e = testing::expect_error([&] { InputLayer{c}; });
+  EXPECT_STREQ(e.what(), "AndreaConfig: argument 'd_model': expected a positive size, got 0");
+  c = tiny();
+  c.vocab_size = -5;
+  e = testing::expect_error([&] { Andrea{c}; });
+  EXPECT_STREQ(e.what(), "AndreaConfig: argument 'vocab_size': expected a positive size, got -5");
+  c = tiny();
+  c.context = 0;
+  e = testing::expect_error([&] { summary(c); });
+  EXPECT_STREQ(e.what(), "AndreaConfig: argument 'context': expected a positive size, got 0");
   c = tiny();
   c.dtype = DType::i64;
-  EXPECT_THROW(summary(c), Error);
+  e = testing::expect_error([&] { summary(c); });
+  EXPECT_STREQ(e.what(), "AndreaConfig: argument 'dtype': expected f32 or f64, got i64");
   // Counts that would wrap in int64 (`minigraph summary --vocab 99999999999 --d-model ...`).
   c = tiny();
   c.vocab_size = c.d_model = 99'999'999'999;
