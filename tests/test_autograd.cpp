@@ -1,6 +1,7 @@
 // The backward engine: accumulation, reuse of a tensor, graph release, grad mode, atomicity.
 #include <gtest/gtest.h>
 
+#include "expect_error.h"
 #include "minigraph/minigraph.h"
 
 namespace mg {
@@ -92,8 +93,10 @@ TEST(Autograd, FailedBackwardLeavesEveryGradientUntouched) {
   add(a, b).backward(Tensor::ones({2}, DType::f64));
   auto a_before = a.grad().to_vector<double>();
   // Wrong-shaped upstream gradient: rejected before any leaf changes.
-  EXPECT_THROW(add(a, b).backward(Tensor::ones({3}, DType::f64)), Error);
-  EXPECT_THROW(add(a, b).backward(Tensor::ones({2}, DType::f32)), Error);
+  testing::expect_error_containing([&] { add(a, b).backward(Tensor::ones({3}, DType::f64)); },
+                                   "backward: argument 'grad'");
+  testing::expect_error_containing([&] { add(a, b).backward(Tensor::ones({2}, DType::f32)); },
+                                   "backward: argument 'grad'");
   EXPECT_EQ(a.grad().to_vector<double>(), a_before);
 }
 
@@ -113,7 +116,7 @@ TEST(Autograd, ConstantsNeedNoGradient) {
   Tensor c = Tensor::from_vector<double>({1, 2}, {2});
   Tensor y = add(c, c);
   EXPECT_FALSE(y.requires_grad());
-  EXPECT_THROW(y.backward(Tensor::ones({2}, DType::f64)), Error);
+  testing::expect_error_containing([&] { y.backward(Tensor::ones({2}, DType::f64)); }, "backward");
 }
 
 TEST(Autograd, UpstreamGradientIsNotAliasedByALeaf) {
