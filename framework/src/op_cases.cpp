@@ -1,6 +1,11 @@
-// Inputs for op cases: what the harness, `minigraph gradcheck` and benchmarks feed an op.
+// Inputs for op cases: what the harness, `minigraph gradcheck` and benchmarks feed an op; and
+// the harness's poisoned outputs (PoisonOutputsScope).
+#include <algorithm>
+#include <cstring>
+#include <limits>
 #include <random>
 
+#include "minigraph/backend.h"
 #include "minigraph/op.h"
 
 namespace mg {
@@ -30,6 +35,35 @@ std::vector<Tensor> make_case_inputs(const std::vector<InputSpec>& specs, DType 
   for (std::size_t i = 0; i < specs.size(); ++i)
     inputs.push_back(make_case_input(specs[i], real_dtype, 1000 + i, device));
   return inputs;
+}
+
+namespace {
+thread_local bool g_poison_outputs = false;
+}  // namespace
+
+PoisonOutputsScope::PoisonOutputsScope() : previous_(g_poison_outputs) { g_poison_outputs = true; }
+PoisonOutputsScope::~PoisonOutputsScope() { g_poison_outputs = previous_; }
+bool PoisonOutputsScope::active() { return g_poison_outputs; }
+
+void fill_with_poison(const Tensor& t) {
+  const std::size_t bytes = t.nbytes();
+  if (bytes == 0) return;
+  // In place on the CPU; elsewhere through a host copy.
+  std::vector<unsigned char> host;
+  unsigned char* dst = static_cast<unsigned char*>(t.raw_data());
+  if (!t.device().is_cpu()) {
+    host.resize(bytes);
+    dst = host.data();
+  }
+  if (t.dtype() == DType::f32) {
+    std::fill_n(reinterpret_cast<float*>(dst), t.numel(), std::numeric_limits<float>::quiet_NaN());
+  } else if (t.dtype() == DType::f64) {
+    std::fill_n(reinterpret_cast<double*>(dst), t.numel(),
+                std::numeric_limits<double>::quiet_NaN());
+  } else {
+    std::memset(dst, 0xA5, bytes);
+  }
+  if (!t.device().is_cpu()) backend_for(t.device()).copy_from_host(t.raw_data(), dst, bytes);
 }
 
 }  // namespace mg

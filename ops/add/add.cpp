@@ -10,7 +10,7 @@
 namespace mg {
 
 void add_cpu(const KernelContext& ctx);
-void add_reference(const KernelContext& ctx);
+Tensor add_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void add_cuda(const KernelContext& ctx);
 #endif
@@ -54,6 +54,8 @@ void register_add(OpRegistry& registry) {
         {"batch_broadcast", {I::real({2, 3, 4}), I::real({3, 4})}},
         {"broadcast_first", {I::real({3, 4}), I::real({2, 3, 4})}},
         {"both_broadcast", {I::real({2, 1, 4}), I::real({3, 1})}},
+        {"middle_axis", {I::real({2, 3, 4}), I::real({3, 1})}},
+        {"outer_and_inner", {I::real({2, 1, 4, 1}), I::real({2, 3, 1, 5})}},
         {"size_one_dims", {I::real({1, 1}), I::real({1})}},
         {"scalar_like", {I::real({5, 3}), I::real({1})}},
         {"andrea_tok_plus_pos", {I::real({2, 16, 8}), I::real({16, 8})}},

@@ -11,7 +11,7 @@
 namespace mg {
 
 void broadcast_to_cpu(const KernelContext& ctx);
-void broadcast_to_reference(const KernelContext& ctx);
+Tensor broadcast_to_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void broadcast_to_cuda(const KernelContext& ctx);
 #endif
@@ -54,6 +54,8 @@ void register_broadcast_to(OpRegistry& registry) {
         {"leading_axis", {I::real({3, 4})}, A{{2, 3, 4}}},
         {"from_scalar", {I::real({})}, A{{2, 3}}},
         {"inner_axis", {I::real({2, 1, 4})}, A{{2, 3, 4}}},
+        {"leading_and_last_axes", {I::real({3, 1})}, A{{2, 3, 4}}},
+        {"outer_and_inner_axes", {I::real({1, 3, 1, 5})}, A{{2, 3, 4, 5}}},
         {"size_one_dims", {I::real({1})}, A{{5, 1}}},
         {"andrea_pos_grad", {I::real({16, 8})}, A{{3, 16, 8}}},
     };

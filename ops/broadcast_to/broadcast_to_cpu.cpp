@@ -1,7 +1,9 @@
 // broadcast_to on the CPU: when x repeats over leading axes (a scalar, or [T, D] to
 // [B, T, D]), contiguous copies split across threads; otherwise a strided loop.
 #include <algorithm>
+#include <vector>
 
+#include "broadcast_to/broadcast_to.h"
 #include "common/broadcast.h"
 #include "minigraph/op.h"
 #include "minigraph/threads.h"
@@ -51,8 +53,34 @@ void broadcast_to_cpu(const KernelContext& ctx) {
   });
 }
 
-void broadcast_to_reference(const KernelContext& ctx) {
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() { broadcast_loop<T>(ctx.inputs[0], ctx.out); });
+// The naive reference, written apart from the kernels above (no helper of theirs, nothing
+// from common/broadcast.h): the output has the target shape, and each of its elements reads
+// the element of x that NumPy's rule names: x's axes line up with the target's last ones, and
+// on an axis where x has size 1 it reads index 0.
+Tensor broadcast_to_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const Tensor& x = inputs[0];
+  const Shape& shape = attrs_as<BroadcastToAttrs>(attrs).shape;
+  const Shape& x_shape = x.shape();
+  Tensor out = Tensor::empty(shape, x.dtype());
+  const std::size_t lead = shape.size() - x_shape.size();  // target axes x lacks
+  dispatch_float(x.dtype(), [&]<typename T>() {
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    std::vector<std::int64_t> index(shape.size());
+    for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
+      std::int64_t rest = flat;  // row-major: the last axis varies fastest
+      for (std::size_t axis = shape.size(); axis-- > 0;) {
+        index[axis] = rest % shape[axis];
+        rest /= shape[axis];
+      }
+      std::int64_t source = 0;
+      for (std::size_t k = 0; k < x_shape.size(); ++k) {
+        source = source * x_shape[k] + (x_shape[k] == 1 ? 0 : index[lead + k]);
+      }
+      po[flat] = px[source];
+    }
+  });
+  return out;
 }
 
 }  // namespace mg

@@ -1,4 +1,5 @@
-// NumPy broadcasting, shared by add (forward) and sum_to (add's backward).
+// NumPy broadcasting, shared by the kernels of add, sum_to and broadcast_to (never by their
+// naive references, which spell the rule out on their own so that an error here cannot hide).
 #pragma once
 
 #include <string>

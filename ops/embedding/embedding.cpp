@@ -10,7 +10,7 @@
 namespace mg {
 
 void embedding_cpu(const KernelContext& ctx);
-void embedding_reference(const KernelContext& ctx);
+Tensor embedding_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void embedding_cuda(const KernelContext& ctx);
 #endif

@@ -9,7 +9,7 @@
 namespace mg {
 
 void embedding_backward_cpu(const KernelContext& ctx);
-void embedding_backward_reference(const KernelContext& ctx);
+Tensor embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void embedding_backward_cuda(const KernelContext& ctx);
 #endif
@@ -57,6 +57,7 @@ void register_embedding_backward(OpRegistry& registry) {
          {I::real({2, 3, 3}), I::ids({2, 3}, 5).with_values({4, 4, 4, 4, 4, 4})},
          A{5}},
         {"andrea_shapes", {I::real({2, 8, 768}), I::ids({2, 8}, 8449)}, A{8449}, 32},
+        {"no_positions", {I::real({0, 3}), I::ids({0}, 5)}, A{5}},  // all rows zero
     };
   };
   op.error_cases = [] {

@@ -106,19 +106,6 @@ void scatter_add_rows(const Tensor& grad, const Tensor& ids, Tensor& out) {
   });
 }
 
-template <typename T, typename Id>
-void scatter_add_rows_reference(const Tensor& grad, const Tensor& ids, Tensor& out) {
-  const std::int64_t rows = out.size(0), width = out.size(1), n = ids.numel();
-  const Id* id = ids.data<Id>();
-  check_ids_in_range("embedding_backward", id, ids.shape(), rows);
-  const T* src = grad.data<T>();
-  T* dst = out.data<T>();
-  for (std::int64_t i = 0; i < rows * width; ++i) dst[i] = T(0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t d = 0; d < width; ++d) dst[id[i] * width + d] += src[i * width + d];
-  }
-}
-
 }  // namespace
 
 void embedding_backward_cpu(const KernelContext& ctx) {
@@ -129,12 +116,35 @@ void embedding_backward_cpu(const KernelContext& ctx) {
   });
 }
 
-void embedding_backward_reference(const KernelContext& ctx) {
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    dispatch_ids(ctx.inputs[1].dtype(), [&]<typename Id>() {
-      scatter_add_rows_reference<T, Id>(ctx.inputs[0], ctx.inputs[1], ctx.out);
+// The naive reference, written apart from the kernel (no common/ids.h, no grouping): the
+// output is [rows, D]; row v is 0 plus the upstream rows of the positions naming v, added in
+// position order (so its bits are those the kernel promises for any thread count).
+Tensor embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const Tensor& grad = inputs[0];  // [..., D]
+  const Tensor& ids = inputs[1];   // [...]
+  const std::int64_t rows = attrs_as<EmbeddingBackwardAttrs>(attrs).rows;
+  const std::int64_t width = grad.shape().back(), positions = ids.numel();
+  Tensor out = Tensor::empty({rows, width}, grad.dtype());
+  dispatch_float(grad.dtype(), [&]<typename T>() {
+    dispatch_ids(ids.dtype(), [&]<typename Id>() {
+      const T* src = grad.data<T>();
+      const Id* id = ids.data<Id>();
+      T* dst = out.data<T>();
+      for (std::int64_t p = 0; p < positions; ++p) {
+        MG_CHECK(id[p] >= 0 && id[p] < rows, "embedding_backward_reference", "ids",
+                 fmt::format("ids in [0, {})", rows), "id {} at flat position {}",
+                 static_cast<std::int64_t>(id[p]), p);
+      }
+      for (std::int64_t v = 0; v < rows; ++v) {
+        for (std::int64_t d = 0; d < width; ++d) dst[v * width + d] = T(0);
+        for (std::int64_t p = 0; p < positions; ++p) {
+          if (id[p] != v) continue;
+          for (std::int64_t d = 0; d < width; ++d) dst[v * width + d] += src[p * width + d];
+        }
+      }
     });
   });
+  return out;
 }
 
 }  // namespace mg

@@ -11,7 +11,7 @@
 namespace mg {
 
 void matmul_cpu(const KernelContext& ctx);
-void matmul_reference(const KernelContext& ctx);
+Tensor matmul_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void matmul_cuda(const KernelContext& ctx);
 #endif
@@ -113,6 +113,8 @@ void register_matmul(OpRegistry& registry) {
         {"transpose_b", {I::real({2, 3, 4}), I::real({5, 4})}, O{false, true}},
         {"transpose_both_batched", {I::real({2, 4, 3}), I::real({2, 5, 4})}, O{true, true}},
         {"size_one_dims", {I::real({1, 1, 1}), I::real({1, 1})}, O{}},
+        // K = 0: an empty sum, so every element is 0, which the kernel must write itself.
+        {"empty_inner", {I::real({3, 0}), I::real({0, 4})}, O{}},
         {"andrea_head", {I::real({2, 16, 12}), I::real({12, 40})}, O{}},
     };
   };

@@ -49,30 +49,42 @@ void matmul_cpu(const KernelContext& ctx) {
   });
 }
 
-void matmul_reference(const KernelContext& ctx) {
-  const auto& o = attrs_as<MatmulOptions>(ctx.attrs);
-  const GemmShape s = gemm_shape(ctx);
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    const T* a = ctx.inputs[0].data<T>();
-    const T* b = ctx.inputs[1].data<T>();
-    T* c = ctx.out.data<T>();
-    const std::int64_t b_stride = ctx.inputs[1].dim() > 2 ? s.k * s.n : 0;
-    for (std::int64_t bi = 0; bi < s.batch; ++bi) {
-      const T* ab = a + bi * s.m * s.k;
-      const T* bb = b + bi * b_stride;
-      for (std::int64_t i = 0; i < s.m; ++i) {
-        for (std::int64_t j = 0; j < s.n; ++j) {
-          double sum = 0;
-          for (std::int64_t p = 0; p < s.k; ++p) {
-            double x = o.transpose_a ? ab[p * s.m + i] : ab[i * s.k + p];
-            double y = o.transpose_b ? bb[j * s.k + p] : bb[p * s.n + j];
-            sum += x * y;
-          }
-          c[bi * s.m * s.n + i * s.n + j] = static_cast<T>(sum);
-        }
+// The naive reference, written apart from the kernel (no GemmShape, no GEMM): the output
+// shape from the inputs' own shapes, then one dot product per output element, summed in double.
+//   a [..., M, K] (transpose_a: [..., K, M]); b [K, N] or [..., K, N] (transpose_b: [.., N, K])
+Tensor matmul_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const auto& o = attrs_as<MatmulOptions>(attrs);
+  const Tensor& a = inputs[0];
+  const Tensor& b = inputs[1];
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  const std::size_t ra = sa.size(), rb = sb.size();
+  const std::int64_t m = o.transpose_a ? sa[ra - 1] : sa[ra - 2];
+  const std::int64_t k = o.transpose_a ? sa[ra - 2] : sa[ra - 1];
+  const std::int64_t n = o.transpose_b ? sb[rb - 2] : sb[rb - 1];
+  Shape shape(sa.begin(), sa.end() - 2);  // a's batch axes
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor out = Tensor::empty(shape, a.dtype());
+  const bool b_per_batch = rb > 2;
+  dispatch_float(a.dtype(), [&]<typename T>() {
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = out.data<T>();
+    for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
+      const std::int64_t j = flat % n, i = (flat / n) % m, batch = flat / (m * n);
+      const T* ab = pa + batch * m * k;                      // this batch entry of a
+      const T* bb = pb + (b_per_batch ? batch * k * n : 0);  // of b, or the shared b
+      double sum = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double x = o.transpose_a ? ab[p * m + i] : ab[i * k + p];  // op(a)[i, p]
+        const double y = o.transpose_b ? bb[j * k + p] : bb[p * n + j];  // op(b)[p, j]
+        sum += x * y;
       }
+      pc[flat] = static_cast<T>(sum);
     }
   });
+  return out;
 }
 
 }  // namespace mg

@@ -14,15 +14,21 @@ void position_embedding_cpu(const KernelContext& ctx) {
               ctx.out.nbytes());
 }
 
-void position_embedding_reference(const KernelContext& ctx) {
-  const auto& a = attrs_as<PositionEmbeddingAttrs>(ctx.attrs);
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    const std::int64_t width = ctx.out.size(1);
-    const T* src = ctx.inputs[0].data<T>();
-    T* dst = ctx.out.data<T>();
-    for (std::int64_t t = 0; t < a.length; ++t)
-      for (std::int64_t d = 0; d < width; ++d) dst[t * width + d] = src[(a.offset + t) * width + d];
+// The naive reference: out [T, D], element (t, d) = table[offset + t, d], one element at a time.
+Tensor position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const auto& a = attrs_as<PositionEmbeddingAttrs>(attrs);
+  const Tensor& table = inputs[0];  // [T_max, D]
+  const std::int64_t width = table.shape()[1];
+  Tensor out = Tensor::empty({a.length, width}, table.dtype());
+  dispatch_float(table.dtype(), [&]<typename T>() {
+    const T* src = table.data<T>();
+    T* dst = out.data<T>();
+    for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
+      const std::int64_t t = flat / width, d = flat % width;
+      dst[flat] = src[(a.offset + t) * width + d];
+    }
   });
+  return out;
 }
 
 }  // namespace mg

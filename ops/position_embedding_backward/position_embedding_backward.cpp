@@ -9,7 +9,7 @@
 namespace mg {
 
 void position_embedding_backward_cpu(const KernelContext& ctx);
-void position_embedding_backward_reference(const KernelContext& ctx);
+Tensor position_embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void position_embedding_backward_cuda(const KernelContext& ctx);
 #endif

@@ -17,19 +17,24 @@ void position_embedding_backward_cpu(const KernelContext& ctx) {
   std::memset(out + before + window, 0, ctx.out.nbytes() - before - window);
 }
 
-void position_embedding_backward_reference(const KernelContext& ctx) {
-  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(ctx.attrs);
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    const std::int64_t width = ctx.out.size(1), length = ctx.inputs[0].size(0);
-    const T* src = ctx.inputs[0].data<T>();
-    T* dst = ctx.out.data<T>();
-    for (std::int64_t r = 0; r < a.rows; ++r) {
-      for (std::int64_t d = 0; d < width; ++d) {
-        bool inside = r >= a.offset && r < a.offset + length;
-        dst[r * width + d] = inside ? src[(r - a.offset) * width + d] : T(0);
-      }
+// The naive reference: out [rows, D], element (r, d) = grad[r - offset, d] inside the window
+// offset..offset+T-1 and zero outside it, one element at a time.
+Tensor position_embedding_backward_reference(std::span<const Tensor> inputs,
+                                             const std::any& attrs) {
+  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+  const Tensor& grad = inputs[0];  // [T, D]
+  const std::int64_t length = grad.shape()[0], width = grad.shape()[1];
+  Tensor out = Tensor::empty({a.rows, width}, grad.dtype());
+  dispatch_float(grad.dtype(), [&]<typename T>() {
+    const T* src = grad.data<T>();
+    T* dst = out.data<T>();
+    for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
+      const std::int64_t r = flat / width, d = flat % width;
+      const bool inside = r >= a.offset && r < a.offset + length;
+      dst[flat] = inside ? src[(r - a.offset) * width + d] : T(0);
     }
   });
+  return out;
 }
 
 }  // namespace mg

@@ -10,7 +10,7 @@
 namespace mg {
 
 void sum_to_cpu(const KernelContext& ctx);
-void sum_to_reference(const KernelContext& ctx);
+Tensor sum_to_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void sum_to_cuda(const KernelContext& ctx);
 #endif
@@ -52,8 +52,11 @@ void register_sum_to(OpRegistry& registry) {
         {"leading_axis", {I::real({2, 3, 4})}, SumToAttrs{{3, 4}}},
         {"keep_rank", {I::real({2, 3, 4})}, SumToAttrs{{1, 3, 4}}},
         {"inner_axis", {I::real({2, 3, 4})}, SumToAttrs{{2, 1, 4}}},
+        {"leading_and_last_axes", {I::real({2, 3, 4})}, SumToAttrs{{3, 1}}},
+        {"outer_and_inner_axes", {I::real({2, 3, 4, 5})}, SumToAttrs{{1, 3, 1, 5}}},
         {"to_scalar_like", {I::real({5, 3})}, SumToAttrs{{1}}},
         {"to_scalar", {I::real({2, 3, 4})}, SumToAttrs{{}}},
+        {"empty_rows", {I::real({0, 3})}, SumToAttrs{{3}}},  // zeros, written by the kernel
         {"andrea_pos_grad", {I::real({3, 16, 8})}, SumToAttrs{{16, 8}}},
     };
   };

@@ -98,8 +98,41 @@ void sum_to_cpu(const KernelContext& ctx) {
   });
 }
 
-void sum_to_reference(const KernelContext& ctx) {
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() { sum_to_loop<T>(ctx.inputs[0], ctx.out); });
+// The naive reference, written apart from the kernels above (no helper of theirs, nothing
+// from common/broadcast.h). The output has the target shape; each of its elements is the sum,
+// in x's row-major order, of the elements of x that NumPy's rule maps onto it: x's last axes
+// line up with the target's, and a target axis of size 1 (or a missing one) takes every index.
+Tensor sum_to_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const Tensor& x = inputs[0];
+  const Shape& shape = attrs_as<SumToAttrs>(attrs).shape;
+  const Shape& x_shape = x.shape();
+  Tensor out = Tensor::empty(shape, x.dtype());
+  const std::size_t lead = x_shape.size() - shape.size();  // x's axes the target lacks
+  // The flat index in `out` that x's element `flat` is summed into.
+  auto target_of = [&](std::int64_t flat) {
+    std::vector<std::int64_t> index(x_shape.size());
+    for (std::size_t axis = x_shape.size(); axis-- > 0;) {
+      index[axis] = flat % x_shape[axis];
+      flat /= x_shape[axis];
+    }
+    std::int64_t target = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      target = target * shape[k] + (shape[k] == 1 ? 0 : index[lead + k]);
+    }
+    return target;
+  };
+  dispatch_float(x.dtype(), [&]<typename T>() {
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    for (std::int64_t j = 0; j < out.numel(); ++j) {
+      double sum = 0;
+      for (std::int64_t i = 0; i < x.numel(); ++i) {
+        if (target_of(i) == j) sum += px[i];
+      }
+      po[j] = static_cast<T>(sum);
+    }
+  });
+  return out;
 }
 
 }  // namespace mg

@@ -14,7 +14,7 @@
 namespace mg {
 
 void token_position_embedding_cpu(const KernelContext& ctx);
-void token_position_embedding_reference(const KernelContext& ctx);
+Tensor token_position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs);
 #ifdef MG_WITH_CUDA
 void token_position_embedding_cuda(const KernelContext& ctx);
 #endif

@@ -42,21 +42,6 @@ void embed(const KernelContext& ctx) {
   });
 }
 
-template <typename T, typename Id>
-void embed_reference(const KernelContext& ctx) {
-  const Problem p = checked_problem<Id>(ctx);
-  const T* tok = ctx.inputs[0].data<T>();
-  const T* pos = ctx.inputs[1].data<T>();
-  const Id* id = ctx.inputs[2].data<Id>();
-  T* out = ctx.out.data<T>();
-  for (std::int64_t i = 0; i < p.positions; ++i) {
-    const std::int64_t t = i % p.length;
-    for (std::int64_t d = 0; d < p.width; ++d) {
-      out[i * p.width + d] = tok[id[i] * p.width + d] + pos[(p.offset + t) * p.width + d];
-    }
-  }
-}
-
 }  // namespace
 
 void token_position_embedding_cpu(const KernelContext& ctx) {
@@ -65,10 +50,35 @@ void token_position_embedding_cpu(const KernelContext& ctx) {
   });
 }
 
-void token_position_embedding_reference(const KernelContext& ctx) {
-  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    dispatch_ids(ctx.inputs[2].dtype(), [&]<typename Id>() { embed_reference<T, Id>(ctx); });
+// The naive reference, written apart from the kernel (no Problem, no common/ids.h): the
+// output is ids' shape plus D; element (p, d), at position t = p mod T of its sequence, is
+// tok[ids[p], d] + pos[offset + t, d].
+Tensor token_position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset;
+  const Tensor& tok = inputs[0];  // [V, D]
+  const Tensor& pos = inputs[1];  // [T_max, D]
+  const Tensor& ids = inputs[2];  // [..., T]
+  const std::int64_t rows = tok.shape()[0], width = tok.shape()[1];
+  const std::int64_t length = ids.shape().back();
+  Shape shape = ids.shape();
+  shape.push_back(width);
+  Tensor out = Tensor::empty(shape, tok.dtype());
+  dispatch_float(tok.dtype(), [&]<typename T>() {
+    dispatch_ids(ids.dtype(), [&]<typename Id>() {
+      const T* pt = tok.data<T>();
+      const T* pp = pos.data<T>();
+      const Id* id = ids.data<Id>();
+      T* dst = out.data<T>();
+      for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
+        const std::int64_t p = flat / width, d = flat % width, t = p % length;
+        const std::int64_t row = static_cast<std::int64_t>(id[p]);
+        MG_CHECK(row >= 0 && row < rows, "token_position_embedding_reference", "ids",
+                 fmt::format("ids in [0, {})", rows), "id {} at flat position {}", row, p);
+        dst[flat] = pt[row * width + d] + pp[(offset + t) * width + d];
+      }
+    });
   });
+  return out;
 }
 
 }  // namespace mg

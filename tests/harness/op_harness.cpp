@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -18,33 +19,37 @@ struct Tolerance {
 Tolerance forward_tolerance(DType dtype) {
   return dtype == DType::f64 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-4};
 }
+// f32 results (kernels on another backend, f32 gradients) against f64 ones or the CPU's.
+constexpr Tolerance kF32Tolerance{1e-4, 1e-4};
 
-// Where two tensors differ beyond tolerance: the worst element, or "" when they agree.
 std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol) {
-  if (actual.shape() != expected.shape())
-    return fmt::format("shape {} != expected {}", shape_str(actual.shape()),
-                       shape_str(expected.shape()));
-  auto a = actual.to_f64_vector(), e = expected.to_f64_vector();
-  std::int64_t worst = -1;
-  double worst_excess = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    double excess = std::abs(a[i] - e[i]) - (tol.atol + tol.rtol * std::abs(e[i]));
-    if (excess > worst_excess || std::isnan(a[i]) != std::isnan(e[i])) {
-      worst_excess = std::isnan(excess) ? INFINITY : excess;
-      worst = static_cast<std::int64_t>(i);
-    }
-  }
-  if (worst < 0) return "";
-  return fmt::format("worst element #{}: got {:.10g}, expected {:.10g} (atol {}, rtol {})", worst,
-                     a[worst], e[worst], tol.atol, tol.rtol);
+  return compare_tensors(actual, expected, tol.atol, tol.rtol);
 }
 
-// The naive reference on f64 CPU copies of the inputs.
+// Whether any input of the case takes a gradient (else there is nothing to check backward).
+bool has_grad_input(const OpCase& c) {
+  return std::any_of(c.inputs.begin(), c.inputs.end(), [](const InputSpec& s) {
+    return s.kind == InputSpec::Kind::real && s.requires_grad;
+  });
+}
+
+std::string where(const OpDef& op, const OpCase& c, Device device, DType dtype) {
+  return fmt::format("{}/{} on {} {}", op.name, c.name, device.str(), dtype_name(dtype));
+}
+
+// The naive reference on f64 CPU copies of the inputs: it allocates its output itself, with
+// the shape it computes on its own (never the shape rule's).
 Tensor reference_output(const OpDef& op, const OpCase& c) {
   auto inputs = make_case_inputs(c.inputs, DType::f64, Device::cpu());
-  OutputSpec spec = op.infer(op, inputs, c.attrs);
-  Tensor out = Tensor::empty(spec.shape, spec.dtype);
-  op.reference(KernelContext{inputs, c.attrs, out});
+  Tensor out = op.reference(inputs, c.attrs);
+  MG_CHECK(out.defined() && out.device().is_cpu(), op.name, "reference",
+           "a defined CPU tensor from the naive reference", "{}",
+           out.defined() ? out.device().str() : std::string("an undefined tensor"));
+  // Its dtype is the rule's for the same inputs.
+  const DType rule_dtype = op.infer(op, inputs, c.attrs).dtype;
+  MG_CHECK(out.dtype() == rule_dtype, op.name, "reference",
+           fmt::format("dtype {} (the shape rule's, for f64 inputs)", dtype_name(rule_dtype)), "{}",
+           dtype_name(out.dtype()));
   return out;
 }
 
@@ -64,9 +69,12 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
   auto inputs = make_case_inputs(c.inputs, dtype, device);
   OutputSpec spec = op.infer(op, inputs, c.attrs);
   Tensor expected = reference_output(op, c);
-  ASSERT_EQ(spec.shape, expected.shape()) << "shape rule disagrees with the reference";
+  ASSERT_EQ(spec.shape, expected.shape())
+      << where(op, c, device, dtype) << ": the shape rule (infer) gives " << shape_str(spec.shape)
+      << ", the naive reference computes " << shape_str(expected.shape());
 
-  // The kernel writes into storage with guard bytes after the output.
+  // The kernel writes into storage poisoned with NaN (an element it skips cannot pass), with
+  // guard bytes after the output.
   constexpr std::size_t kGuard = 64;
   const std::size_t bytes =
       static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
@@ -75,19 +83,32 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
   auto& backend = backend_for(device);
   backend.copy_from_host(static_cast<char*>(storage->data()) + bytes, guard.data(), kGuard);
   Tensor out = Tensor::from_storage(storage, spec.shape, spec.dtype);
+  fill_with_poison(out);
   op.kernel(device.kind)(KernelContext{inputs, c.attrs, out});
   backend.copy_to_host(after.data(), static_cast<char*>(storage->data()) + bytes, kGuard);
   EXPECT_EQ(guard, after) << op.name << " wrote past the end of its output";
 
   std::string diff = compare(out, expected, forward_tolerance(dtype));
-  EXPECT_EQ(diff, "") << op.name << "/" << c.name << " on " << device.str() << " "
-                      << dtype_name(dtype) << " forward vs the naive reference";
+  EXPECT_EQ(diff, "") << where(op, c, device, dtype) << " forward vs the naive reference";
   // The dispatcher's path (allocation, rule, recording) gives the same values.
+  PoisonOutputsScope poison;
   Tensor dispatched = apply_op(op, inputs, c.attrs);
   EXPECT_EQ(compare(dispatched, out, {0, 0}), "") << "apply_op disagrees with the kernel";
 }
 
+// The gradients of the inputs that take one, for the loss sum(out * upstream).
+std::vector<Tensor> analytic_gradients(const OpDef& op, const OpCase& c,
+                                       const std::vector<Tensor>& inputs, const Tensor& upstream) {
+  Tensor out = apply_op(op, inputs, c.attrs);
+  out.backward(upstream);
+  std::vector<Tensor> grads;
+  for (const Tensor& t : inputs)
+    if (t.requires_grad()) grads.push_back(t.grad());
+  return grads;
+}
+
 void check_gradients(const OpDef& op, const OpCase& c, Device device) {
+  PoisonOutputsScope poison;  // every output the forward and backward ops write
   auto inputs = make_case_inputs(c.inputs, DType::f64, device);
   std::vector<std::string> names = op.inputs;
   GradcheckOptions options;
@@ -95,13 +116,66 @@ void check_gradients(const OpDef& op, const OpCase& c, Device device) {
   options.max_checks_per_input = c.max_checks;
   auto report = gradcheck([&](const std::vector<Tensor>& in) { return apply_op(op, in, c.attrs); },
                           inputs, names, options);
-  EXPECT_TRUE(report.passed()) << op.name << "/" << c.name << " on " << device.str()
-                               << " f64: analytic gradient differs from finite differences\n"
+  EXPECT_TRUE(report.passed()) << where(op, c, device, DType::f64)
+                               << ": analytic gradient differs from finite differences\n"
                                << report.str();
+  // A NaN in the analytic gradient (poison an op left unwritten) fails every comparison, so
+  // gradcheck's "error > tolerance" never sees it: look for one here.
+  Tensor upstream = Tensor::normal(op.infer(op, inputs, c.attrs).shape, 0, 1, 77, DType::f64);
+  auto grads = analytic_gradients(op, c, inputs, upstream.to(device));
+  for (const Tensor& g : grads) {
+    if (!g.defined()) continue;  // no gradient flows: zero
+    const auto values = g.to_f64_vector();
+    const auto bad =
+        std::find_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
+    EXPECT_EQ(bad, values.end()) << where(op, c, device, DType::f64) << ": gradient element #"
+                                 << (bad - values.begin()) << " is NaN (left unwritten?)";
+  }
+}
+
+// The f32 gradients on the CPU against the f64 ones: the same input values (f32 values widen
+// exactly to f64), the same upstream gradient, so the two differ by f32 arithmetic alone.
+// Finite differences in f32 mislead; this checks the f32 kernels the backward rule runs.
+void check_f32_gradients(const OpDef& op, const OpCase& c) {
+  PoisonOutputsScope poison;
+  auto inputs32 = make_case_inputs(c.inputs, DType::f32, Device::cpu());
+  std::vector<Tensor> inputs64;
+  for (const Tensor& t : inputs32) {
+    if (t.dtype() != DType::f32) {
+      inputs64.push_back(t);  // ids
+      continue;
+    }
+    Tensor wide = t.detach().to(DType::f64);
+    if (t.requires_grad()) wide.set_requires_grad(true);
+    inputs64.push_back(wide);
+  }
+  const Shape out_shape = op.infer(op, inputs32, c.attrs).shape;
+  Tensor upstream32 = Tensor::normal(out_shape, 0, 1, 77, DType::f32);
+  auto grads32 = analytic_gradients(op, c, inputs32, upstream32);
+  auto grads64 = analytic_gradients(op, c, inputs64, upstream32.to(DType::f64));
+  ASSERT_EQ(grads32.size(), grads64.size());
+  std::size_t g = 0;
+  for (std::size_t i = 0; i < inputs32.size(); ++i) {
+    if (!inputs32[i].requires_grad()) continue;
+    const bool flows = grads32[g].defined();
+    ASSERT_EQ(flows, grads64[g].defined())
+        << where(op, c, Device::cpu(), DType::f32) << ": a gradient for input '" << op.inputs[i]
+        << "' in one dtype only";
+    if (!flows) {
+      ++g;
+      continue;
+    }
+    EXPECT_EQ(grads32[g].dtype(), DType::f32) << "input '" << op.inputs[i] << "'";
+    EXPECT_EQ(compare(grads32[g], grads64[g], kF32Tolerance), "")
+        << where(op, c, Device::cpu(), DType::f32) << ": gradient of input '" << op.inputs[i]
+        << "' vs the f64 gradient";
+    ++g;
+  }
 }
 
 // Forward and backward on `device` against the CPU, same inputs, same upstream gradient.
 void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dtype) {
+  PoisonOutputsScope poison;
   auto run = [&](Device d) {
     auto inputs = make_case_inputs(c.inputs, dtype, d);
     Tensor out = apply_op(op, inputs, c.attrs);
@@ -115,7 +189,7 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
   };
   auto on_device = run(device), on_cpu = run(Device::cpu());
   ASSERT_EQ(on_device.size(), on_cpu.size());
-  Tolerance tol = dtype == DType::f64 ? Tolerance{1e-10, 1e-9} : Tolerance{1e-4, 1e-4};
+  Tolerance tol = dtype == DType::f64 ? Tolerance{1e-10, 1e-9} : kF32Tolerance;
   for (std::size_t i = 0; i < on_cpu.size(); ++i) {
     EXPECT_EQ(compare(on_device[i], on_cpu[i], tol), "")
         << op.name << "/" << c.name << (i == 0 ? " forward" : " gradient of input ")
@@ -160,6 +234,35 @@ void add_test(const std::string& name, const char* file, std::function<void()> b
 
 }  // namespace
 
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double atol,
+                            double rtol) {
+  if (actual.shape() != expected.shape())
+    return fmt::format("shape {} != expected {}", shape_str(actual.shape()),
+                       shape_str(expected.shape()));
+  auto a = actual.to_f64_vector(), e = expected.to_f64_vector();
+  std::int64_t worst = -1;
+  double worst_excess = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double excess;
+    if (std::isfinite(a[i]) && std::isfinite(e[i])) {
+      excess = std::abs(a[i] - e[i]) - (atol + rtol * std::abs(e[i]));
+      if (!(excess > 0)) continue;
+    } else {
+      // Equal infinities match; anything else is as bad as it gets. NaN matches nothing, not
+      // even NaN: it is the poison of outputs a kernel should have written.
+      if (a[i] == e[i]) continue;
+      excess = INFINITY;
+    }
+    if (worst < 0 || excess > worst_excess) {
+      worst_excess = excess;
+      worst = static_cast<std::int64_t>(i);
+    }
+  }
+  if (worst < 0) return "";
+  return fmt::format("worst element #{}: got {:.10g}, expected {:.10g} (atol {}, rtol {})", worst,
+                     a[worst], e[worst], atol, rtol);
+}
+
 void register_op_tests(std::string_view origin) {
   for (const OpDef* op : OpRegistry::instance().all()) {
     if (!origin.empty() && op->origin != origin) continue;
@@ -176,9 +279,15 @@ void register_op_tests(std::string_view origin) {
                      [op, c, device, dtype] { check_against_cpu(*op, c, device, dtype); });
           }
         }
-        if (op->backward) {
+        if (op->backward && has_grad_input(c)) {
           add_test(base + "_f64_gradcheck", __FILE__,
                    [op, c, device] { check_gradients(*op, c, device); });
+          const bool both_floats =
+              std::count(op->dtypes.begin(), op->dtypes.end(), DType::f32) > 0 &&
+              std::count(op->dtypes.begin(), op->dtypes.end(), DType::f64) > 0;
+          if (device.is_cpu() && both_floats) {
+            add_test(base + "_f32_grad_vs_f64", __FILE__, [op, c] { check_f32_gradients(*op, c); });
+          }
         }
       }
     }

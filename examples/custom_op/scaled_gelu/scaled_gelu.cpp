@@ -10,9 +10,9 @@
 namespace mg {
 
 void scaled_gelu_cpu(const KernelContext& ctx);
-void scaled_gelu_reference(const KernelContext& ctx);
+Tensor scaled_gelu_reference(std::span<const Tensor> inputs, const std::any& attrs);
 void scaled_gelu_backward_cpu(const KernelContext& ctx);
-void scaled_gelu_backward_reference(const KernelContext& ctx);
+Tensor scaled_gelu_backward_reference(std::span<const Tensor> inputs, const std::any& attrs);
 
 Tensor scaled_gelu(const Tensor& x, double scale) {
   static const OpDef& op = OpRegistry::instance().get("scaled_gelu");

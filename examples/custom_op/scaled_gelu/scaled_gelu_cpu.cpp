@@ -51,24 +51,31 @@ void scaled_gelu_backward_cpu(const KernelContext& ctx) {
   });
 }
 
-void scaled_gelu_reference(const KernelContext& ctx) {
-  const auto x = ctx.inputs[0].to_f64_vector();
-  const double scale = scale_of(ctx);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double gelu = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
-    ctx.out.set_flat(static_cast<std::int64_t>(i), scale * gelu);
+// The references make their own output (x's shape: the op is elementwise) and fill it one
+// element at a time, in double.
+Tensor scaled_gelu_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const Tensor& x = inputs[0];
+  const double scale = attrs_as<ScaledGeluAttrs>(attrs).scale;
+  Tensor out = Tensor::empty(x.shape(), x.dtype());  // its own shape: elementwise
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.at_flat(i);
+    out.set_flat(i, scale * 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
   }
+  return out;
 }
 
-void scaled_gelu_backward_reference(const KernelContext& ctx) {
-  const auto grad = ctx.inputs[0].to_f64_vector();
-  const auto x = ctx.inputs[1].to_f64_vector();
-  const double scale = scale_of(ctx);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double cdf = 0.5 * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
-    const double pdf = std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2.0 * std::numbers::pi);
-    ctx.out.set_flat(static_cast<std::int64_t>(i), grad[i] * scale * (cdf + x[i] * pdf));
+Tensor scaled_gelu_backward_reference(std::span<const Tensor> inputs, const std::any& attrs) {
+  const Tensor& grad = inputs[0];
+  const Tensor& x = inputs[1];
+  const double scale = attrs_as<ScaledGeluAttrs>(attrs).scale;
+  Tensor out = Tensor::empty(grad.shape(), grad.dtype());
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.at_flat(i);
+    const double cdf = 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
+    const double pdf = std::exp(-0.5 * v * v) / std::sqrt(2.0 * std::numbers::pi);
+    out.set_flat(i, grad.at_flat(i) * scale * (cdf + v * pdf));
   }
+  return out;
 }
 
 }  // namespace mg

@@ -1,7 +1,8 @@
 // The op-author API. An op is declared once, as an OpDef: its inputs, its shape and dtype rule
 // (which throws mg::Error before anything is allocated), its backward rule written in other
-// ops, one kernel per backend, a naive reference kernel, and its test and error cases. The
-// registry holds every OpDef; the test harness and the CLI read them from there.
+// ops, one kernel per backend, a naive reference that computes the output on its own, and its
+// test and error cases. The registry holds every OpDef; the test harness and the CLI read them
+// from there.
 #pragma once
 
 #include <any>
@@ -24,6 +25,14 @@ struct KernelContext {
   Tensor& out;  // allocated by the dispatcher with the shape and dtype of the rule
 };
 using Kernel = void (*)(const KernelContext&);
+
+// The naive reference of an op: its output, computed from the inputs (on the CPU) and the
+// attributes alone. It allocates the output itself (Tensor::empty / zeros) with a shape it
+// works out with its own plain arithmetic, and fills it with plain loops over the full output
+// index, sharing no helper with the kernels: the harness checks the shape rule and every
+// kernel against it, so whatever they share, their errors would share too. It computes in the
+// inputs' float dtype (the harness calls it on f64 copies).
+using Reference = std::function<Tensor(std::span<const Tensor> inputs, const std::any& attrs)>;
 
 struct OutputSpec {
   Shape shape;
@@ -98,7 +107,8 @@ struct OpDef {
   // Gradients for each input (undefined where none flows). Empty: not differentiable.
   std::function<std::vector<Tensor>(const BackwardContext&)> backward;
   std::array<Kernel, kNumDeviceKinds> kernels{};
-  Kernel reference = nullptr;  // naive loops on the CPU: what every kernel is checked against
+  // Naive loops on the CPU: what the shape rule and every kernel are checked against.
+  Reference reference;
   std::function<std::vector<OpCase>()> cases;
   std::function<std::vector<ErrorCase>()> error_cases;
   std::function<std::string(const std::any&)> describe_attrs;  // "T=4, offset=2"
@@ -131,6 +141,24 @@ class OpRegistry {
 // Runs an op: checks devices, applies the shape rule, allocates the output, runs the kernel
 // for the inputs' device, and records a node when autograd needs one.
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {});
+
+// Testing aid: while a PoisonOutputsScope is alive on this thread, apply_op fills every output
+// with poison (NaN for floats, 0xA5 bytes otherwise) before its kernel runs, so an element a
+// kernel forgets to write cannot pass as a correct one (Tensor::empty memory is often zero).
+// The op harness runs its checks inside one; without one, apply_op pays a single branch.
+class PoisonOutputsScope {
+ public:
+  PoisonOutputsScope();
+  ~PoisonOutputsScope();
+  static bool active();  // on this thread
+  PoisonOutputsScope(const PoisonOutputsScope&) = delete;
+  PoisonOutputsScope& operator=(const PoisonOutputsScope&) = delete;
+
+ private:
+  bool previous_;
+};
+// Fills t (on any device) with the poison above.
+void fill_with_poison(const Tensor& t);
 
 // Sees every op that apply_op runs on this thread while an OpObserverScope is alive, after
 // its kernel ran. Graph pictures use it to record the ops a backward rule runs; with no

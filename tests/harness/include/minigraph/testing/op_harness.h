@@ -2,13 +2,17 @@
 // GoogleTest tests (backends: the CPU, and CUDA where the build has it, a GPU is present and
 // the op has a CUDA kernel; tests that could only skip are not registered),
 // named ops.<op>_<case>_<device>_<dtype>_<check>, that check
-//   - the output shape against the op's rule, and the forward against its naive reference;
-//   - guard bytes after the output (no out-of-bounds writes);
-//   - gradients against finite differences (f64), and every backend against the CPU;
+//   - the output shape of the rule (infer) against the shape the naive reference computes on
+//     its own, and the kernel's values against the reference's (f64, CPU);
+//   - every output poisoned with NaN before a kernel writes it, so a skipped element fails,
+//     and guard bytes after it (no out-of-bounds writes);
+//   - gradients against finite differences (f64), f32 gradients against f64 ones (CPU), and
+//     every other backend against the CPU;
 //   - every error case throws mg::Error naming the op, and leaves the inputs untouched.
 // An op registered with cases is covered without any test code of its own.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "minigraph/op.h"
@@ -22,5 +26,12 @@ void register_op_tests(std::string_view origin = {});
 
 // The harness's main: registers the tests and runs them.
 int run_op_harness(int argc, char** argv, std::string_view origin = {});
+
+// How the harness compares two tensors: "" when they match, else a line naming the worst
+// element. Shapes must be equal. Finite elements match when |actual - expected| <= atol +
+// rtol * |expected|; an infinity only matches the same infinity (inf against -inf or against
+// a number is a mismatch), and NaN matches nothing, not even NaN: the harness poisons outputs
+// with NaN before a kernel runs, so a NaN is an element no kernel wrote.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double atol, double rtol);
 
 }  // namespace mg::testing
