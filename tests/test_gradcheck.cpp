@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "minigraph/gtest.h"
 #include "minigraph/minigraph.h"
@@ -81,6 +82,18 @@ TEST(Gradcheck, DefaultToleranceCatchesAGradientOffBy1em3) {
   auto report = run(1e-3);
   EXPECT_FALSE(report.passed()) << report.str();
   EXPECT_NEAR(report.inputs[0].max_abs_error, 1e-3, 1e-6);
+}
+
+TEST(Gradcheck, ANanGradientFails) {
+  Tensor x = Tensor::normal({2, 3}, 0, 1, 9, DType::f64).set_requires_grad();
+  auto report = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return apply_op(skewed_scale(), {in[0]}, Skew{std::nan(""), {1}});
+      },
+      {x}, {"x"});
+  EXPECT_FALSE(report.passed()) << report.str();
+  EXPECT_TRUE(std::isinf(report.inputs[0].max_abs_error)) << report.str();
+  EXPECT_GE(report.inputs[0].worst_index, 3);  // a row-1 element
 }
 
 TEST(Gradcheck, PassesACorrectOpAndReportsEachInput) {

@@ -124,7 +124,9 @@ GradcheckReport gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
       double abs_err = std::abs(a - numeric);
       double rel_err = abs_err / std::max(std::abs(numeric), 1e-12);
       ++r.checked;
-      if (abs_err > options.atol + options.rtol * std::abs(numeric)) r.passed = false;
+      // Written so that a NaN (analytic or numeric) fails: every comparison with NaN is false.
+      if (!(abs_err <= options.atol + options.rtol * std::abs(numeric))) r.passed = false;
+      if (std::isnan(abs_err)) abs_err = rel_err = INFINITY;
       if (abs_err >= r.max_abs_error) {
         r.max_abs_error = abs_err;
         r.worst_index = index;
