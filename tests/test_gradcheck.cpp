@@ -96,6 +96,39 @@ TEST(Gradcheck, ANanGradientFails) {
   EXPECT_GE(report.inputs[0].worst_index, 3);  // a row-1 element
 }
 
+// y = x, with a backward that hands back the upstream gradient reversed: right only when the
+// upstream gradient is symmetric, as an all-ones one is. gradcheck's random weights catch it.
+const OpDef& reversed_identity() {
+  static const OpDef& op = []() -> const OpDef& {
+    OpDef def;
+    def.name = "test_reversed_identity";
+    def.inputs = {"x"};
+    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+      return OutputSpec{in[0].shape(), in[0].dtype()};
+    };
+    def.kernels[0] = [](const KernelContext& ctx) {
+      for (std::int64_t i = 0; i < ctx.out.numel(); ++i)
+        ctx.out.data<double>()[i] = ctx.inputs[0].data<double>()[i];
+    };
+    def.backward = [](const BackwardContext& ctx) {
+      Tensor g = ctx.grad_out.clone();
+      const std::int64_t n = g.numel();
+      for (std::int64_t i = 0; i < n; ++i) g.set_flat(i, ctx.grad_out.at_flat(n - 1 - i));
+      return std::vector<Tensor>{g};
+    };
+    return OpRegistry::instance().add(std::move(def));
+  }();
+  return op;
+}
+
+TEST(Gradcheck, CatchesAPermutedGradient) {
+  Tensor x = Tensor::normal({6}, 0, 1, 10, DType::f64).set_requires_grad();
+  auto report = gradcheck(
+      [](const std::vector<Tensor>& in) { return apply_op(reversed_identity(), {in[0]}); }, {x},
+      {"x"});
+  EXPECT_FALSE(report.passed()) << report.str();
+}
+
 TEST(Gradcheck, PassesACorrectOpAndReportsEachInput) {
   Tensor a = Tensor::normal({3, 4}, 0, 1, 1, DType::f64).set_requires_grad();
   Tensor b = Tensor::normal({4, 2}, 0, 1, 2, DType::f64).set_requires_grad();

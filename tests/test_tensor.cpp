@@ -113,6 +113,25 @@ TEST(Tensor, AskingForAMissingDeviceIsAClearError) {
   EXPECT_NE(std::string(e.what()).find("cuda:1000"), std::string::npos) << e.what();
 }
 
+TEST(Tensor, NegativeSizesAreErrors) {
+  for (const Shape& shape : {Shape{-1}, Shape{2, -1}, Shape{0, -1}, Shape{-2, 3}}) {
+    Error e = testing::expect_error([&] { Tensor::zeros(shape); });
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("tensor: argument 'shape': expected non-negative sizes, got {}",
+                          shape_str(shape)));
+  }
+}
+
+TEST(Tensor, OnlyDevicesThatExistAreAvailable) {
+  const int gpus = device_count(DeviceKind::cuda);
+  EXPECT_TRUE(device_available(Device::cpu()));
+  EXPECT_FALSE(device_available(Device{DeviceKind::cpu, 1}));
+  EXPECT_FALSE(device_available(Device::cuda(gpus)));  // indices run 0 .. count - 1
+  EXPECT_FALSE(device_available(Device::cuda(-1)));
+  testing::expect_error_containing([&] { Tensor::zeros({2}, DType::f32, Device::cuda(gpus)); },
+                                   fmt::format("got cuda:{}", gpus));
+}
+
 TEST(Tensor, ShapeProductsThatPassInt64AreErrorsNotWrappedSizes) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   // 2^40 x 2^40 wraps to 0 elements in unchecked int64 arithmetic.
