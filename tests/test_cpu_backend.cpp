@@ -198,6 +198,19 @@ TEST(CpuMemory, SteadyStateStepTakesNoMemoryFromTheSystem) {
   EXPECT_LE(after.in_use_bytes, after.reserved_bytes);
 }
 
+TEST(CpuMemory, PeaksHoldTheLargestUseSinceTheReset) {
+  cpu::reset_peak_memory_stats();
+  const auto start = cpu::memory_stats();
+  { Tensor big = Tensor::zeros({1 << 20}); }  // 4 MiB, then freed
+  Tensor small = Tensor::zeros({16});
+  const auto stats = cpu::memory_stats();
+  EXPECT_GE(stats.peak_in_use_bytes, start.in_use_bytes + (std::size_t{4} << 20));
+  EXPECT_GE(stats.peak_reserved_bytes, stats.reserved_bytes);
+  EXPECT_LT(stats.in_use_bytes, stats.peak_in_use_bytes);
+  cpu::reset_peak_memory_stats();
+  EXPECT_EQ(cpu::memory_stats().peak_in_use_bytes, cpu::memory_stats().in_use_bytes);
+}
+
 TEST(CpuMemory, EmptyCacheReturnsUnusedBlocks) {
   { Tensor big = Tensor::zeros({1 << 20}); }
   EXPECT_GT(cpu::memory_stats().reserved_bytes, cpu::memory_stats().in_use_bytes);
