@@ -179,6 +179,26 @@ TEST_F(ThreadsTest, InputLayerBitsAreTheSequentialOnesAtAnyThreadCount) {
   }
 }
 
+// Kernels that repeat a block over leading axes split the output across threads; at 4 and 7
+// threads the parts start in the middle of a block. Checked against loops written here.
+TEST_F(ThreadsTest, RepeatedBlocksAreRightWhereAThreadsPartStartsMidBlock) {
+  const std::int64_t batch = 3, rows = 100, width = 700;
+  Tensor a = Tensor::normal({batch, rows, width}, 0, 1, 12);
+  Tensor b = Tensor::normal({rows, width}, 0, 1, 13);
+  const auto av = a.to_vector<float>(), bv = b.to_vector<float>();
+  std::vector<float> sum(av.size()), repeated(av.size());
+  for (std::size_t i = 0; i < av.size(); ++i) {
+    sum[i] = av[i] + bv[i % bv.size()];
+    repeated[i] = bv[i % bv.size()];
+  }
+  for (int threads : kThreadCounts) {
+    set_num_threads(threads);
+    EXPECT_EQ(add(a, b).to_vector<float>(), sum) << threads << " threads";
+    EXPECT_EQ(broadcast_to(b, {batch, rows, width}).to_vector<float>(), repeated)
+        << threads << " threads";
+  }
+}
+
 TEST(CpuMemory, SteadyStateStepTakesNoMemoryFromTheSystem) {
   andrea::AndreaConfig config;
   config.vocab_size = 500, config.d_model = 32, config.context = 64;
@@ -209,6 +229,13 @@ TEST(CpuMemory, PeaksHoldTheLargestUseSinceTheReset) {
   EXPECT_LT(stats.in_use_bytes, stats.peak_in_use_bytes);
   cpu::reset_peak_memory_stats();
   EXPECT_EQ(cpu::memory_stats().peak_in_use_bytes, cpu::memory_stats().in_use_bytes);
+}
+
+TEST(CpuMemory, LargeBlocksAreAlignedForHugePages) {
+  Tensor big = Tensor::empty({1 << 20}, DType::f32);  // 4 MiB
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.raw_data()) % (std::uintptr_t{2} << 20), 0u);
+  Tensor small = Tensor::empty({3}, DType::f32);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64, 0u);
 }
 
 TEST(CpuMemory, EmptyCacheReturnsUnusedBlocks) {
