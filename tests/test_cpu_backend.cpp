@@ -137,6 +137,13 @@ TEST_F(ThreadsTest, EmbeddingBackwardBitsAreTheSequentialOnesAtAnyThreadCount) {
   const std::int64_t rows = 3000, width = 96;
   Tensor ids = random_ids(4, 1024, rows, 5);
   Tensor grad = Tensor::normal({4, 1024, width}, 0, 1, 6);
+  // A row hit once, by an upstream row of -0: the sum 0 + (-0) is +0, a copy would keep -0.
+  const auto id = ids.to_vector<std::int64_t>();
+  std::vector<int> hits(rows, 0);
+  for (auto i : id) ++hits[i];
+  const auto once = std::find_if(id.begin(), id.end(), [&](auto i) { return hits[i] == 1; });
+  ASSERT_NE(once, id.end());
+  for (std::int64_t d = 0; d < width; ++d) grad.set_flat((once - id.begin()) * width + d, -0.0);
   const auto expected = float_bits(scatter_add_in_order(grad, ids, rows));
   for (int threads : kThreadCounts) {
     set_num_threads(threads);

@@ -122,6 +122,7 @@ void register_matmul(OpRegistry& registry) {
     using I = InputSpec;
     return std::vector<ErrorCase>{
         {"inner_mismatch", {I::real({3, 4}), I::real({5, 6})}, MatmulOptions{}, "a's inner size"},
+        {"inner_a_longer", {I::real({3, 6}), I::real({5, 2})}, MatmulOptions{}, "a's inner size"},
         {"rank_one", {I::real({4}), I::real({4, 2})}, MatmulOptions{}, "rank 2 to 8"},
         {"batch_mismatch", {I::real({2, 3, 4}), I::real({3, 4, 5})}, MatmulOptions{}, "batch axes"},
         {"dtype_mix",
