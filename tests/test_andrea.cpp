@@ -53,13 +53,26 @@ TEST(Andrea, NamedParametersAndCount) {
 
 TEST(Andrea, InitialisationIsSeededNormalScaledByOneOverSqrtD) {
   AndreaConfig c = AndreaConfig::andrea_120m();
-  InputLayer a(c), b(c);
-  auto va = a.tok_emb().weight().to_vector<float>();
-  EXPECT_EQ(va, b.tok_emb().weight().to_vector<float>());
-  double squares = 0;
-  for (float v : va) squares += double(v) * v;
-  EXPECT_NEAR(std::sqrt(squares / va.size()), 1.0 / std::sqrt(768.0), 1e-4);
-  EXPECT_NE(va[0], a.pos_emb().weight().to_vector<float>()[0]);  // separate seeds
+  Andrea a(c), b(c);
+  auto rms = [](const std::vector<float>& values) {
+    double squares = 0;
+    for (float v : values) squares += double(v) * v;
+    return std::sqrt(squares / values.size());
+  };
+  // Every table: the same values from the same seed, RMS 1/sqrt(d_model) (not 1/sqrt(V) or
+  // 1/sqrt(T_max)), and tables of their own (separate seeds).
+  const std::vector<float> first[3] = {a.input.tok_emb().weight().to_vector<float>(),
+                                       a.input.pos_emb().weight().to_vector<float>(),
+                                       a.head.weight().to_vector<float>()};
+  const std::vector<float> again[3] = {b.input.tok_emb().weight().to_vector<float>(),
+                                       b.input.pos_emb().weight().to_vector<float>(),
+                                       b.head.weight().to_vector<float>()};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(first[i], again[i]) << "table " << i;
+    EXPECT_NEAR(rms(first[i]), 1.0 / std::sqrt(768.0), 1e-3) << "table " << i;
+  }
+  EXPECT_NE(first[0][0], first[1][0]);
+  EXPECT_NE(first[0][0], first[2][0]);
 }
 
 TEST(Andrea, InputLayerIsTokenRowPlusPositionRow) {
