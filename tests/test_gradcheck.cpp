@@ -12,22 +12,29 @@ namespace mg {
 namespace {
 
 // An op whose backward is wrong on purpose (gradient of 2x claimed as x): gradcheck must fail.
+// A test op on f64: out[i] = x[i] * Percent / 100, with the backward given (wrong on purpose).
+template <int Percent>
+const OpDef& scaling_op(const char* name,
+                        std::function<std::vector<Tensor>(const BackwardContext&)> backward) {
+  OpDef def;
+  def.name = name;
+  def.inputs = {"x"};
+  def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+    return OutputSpec{in[0].shape(), in[0].dtype()};
+  };
+  def.kernels[0] = [](const KernelContext& ctx) {
+    auto* out = ctx.out.data<double>();
+    const auto* x = ctx.inputs[0].data<double>();
+    for (std::int64_t i = 0; i < ctx.out.numel(); ++i) out[i] = x[i] * Percent / 100;
+  };
+  def.backward = std::move(backward);
+  return OpRegistry::instance().add(std::move(def));
+}
+
 const OpDef& broken_double() {
-  static const OpDef& op = []() -> const OpDef& {
-    OpDef def;
-    def.name = "test_broken_double";
-    def.inputs = {"x"};
-    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
-      return OutputSpec{in[0].shape(), in[0].dtype()};
-    };
-    def.kernels[0] = [](const KernelContext& ctx) {
-      auto* out = ctx.out.data<double>();
-      const auto* x = ctx.inputs[0].data<double>();
-      for (std::int64_t i = 0; i < ctx.out.numel(); ++i) out[i] = 2 * x[i];
-    };
-    def.backward = [](const BackwardContext& ctx) { return std::vector<Tensor>{ctx.grad_out}; };
-    return OpRegistry::instance().add(std::move(def));
-  }();
+  static const OpDef& op = scaling_op<200>("test_broken_double", [](const BackwardContext& ctx) {
+    return std::vector<Tensor>{ctx.grad_out};
+  });
   return op;
 }
 
@@ -39,33 +46,19 @@ struct Skew {
   std::vector<std::int64_t> wrong_rows;
 };
 const OpDef& skewed_scale() {
-  static const OpDef& op = []() -> const OpDef& {
-    OpDef def;
-    def.name = "test_skewed_scale";
-    def.inputs = {"x"};
-    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
-      return OutputSpec{in[0].shape(), in[0].dtype()};
-    };
-    def.kernels[0] = [](const KernelContext& ctx) {
-      auto* out = ctx.out.data<double>();
-      const auto* x = ctx.inputs[0].data<double>();
-      for (std::int64_t i = 0; i < ctx.out.numel(); ++i) out[i] = x[i] / 100;
-    };
-    def.backward = [](const BackwardContext& ctx) {
-      const auto& skew = std::any_cast<const Skew&>(ctx.attrs);
-      Tensor g = ctx.grad_out.clone();
-      const std::int64_t width = g.dim() > 1 ? g.size(-1) : 1;
-      for (std::int64_t i = 0; i < g.numel(); ++i) {
-        const std::int64_t row = i / width;
-        const bool wrong =
-            skew.wrong_rows.empty() ||
-            std::find(skew.wrong_rows.begin(), skew.wrong_rows.end(), row) != skew.wrong_rows.end();
-        g.set_flat(i, g.at_flat(i) / 100 + (wrong ? skew.offset : 0.0));
-      }
-      return std::vector<Tensor>{g};
-    };
-    return OpRegistry::instance().add(std::move(def));
-  }();
+  static const OpDef& op = scaling_op<1>("test_skewed_scale", [](const BackwardContext& ctx) {
+    const auto& skew = std::any_cast<const Skew&>(ctx.attrs);
+    Tensor g = ctx.grad_out.clone();
+    const std::int64_t width = g.dim() > 1 ? g.size(-1) : 1;
+    for (std::int64_t i = 0; i < g.numel(); ++i) {
+      const std::int64_t row = i / width;
+      const bool wrong =
+          skew.wrong_rows.empty() ||
+          std::find(skew.wrong_rows.begin(), skew.wrong_rows.end(), row) != skew.wrong_rows.end();
+      g.set_flat(i, g.at_flat(i) / 100 + (wrong ? skew.offset : 0.0));
+    }
+    return std::vector<Tensor>{g};
+  });
   return op;
 }
 
@@ -99,25 +92,13 @@ TEST(Gradcheck, ANanGradientFails) {
 // y = x, with a backward that hands back the upstream gradient reversed: right only when the
 // upstream gradient is symmetric, as an all-ones one is. gradcheck's random weights catch it.
 const OpDef& reversed_identity() {
-  static const OpDef& op = []() -> const OpDef& {
-    OpDef def;
-    def.name = "test_reversed_identity";
-    def.inputs = {"x"};
-    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
-      return OutputSpec{in[0].shape(), in[0].dtype()};
-    };
-    def.kernels[0] = [](const KernelContext& ctx) {
-      for (std::int64_t i = 0; i < ctx.out.numel(); ++i)
-        ctx.out.data<double>()[i] = ctx.inputs[0].data<double>()[i];
-    };
-    def.backward = [](const BackwardContext& ctx) {
-      Tensor g = ctx.grad_out.clone();
-      const std::int64_t n = g.numel();
-      for (std::int64_t i = 0; i < n; ++i) g.set_flat(i, ctx.grad_out.at_flat(n - 1 - i));
-      return std::vector<Tensor>{g};
-    };
-    return OpRegistry::instance().add(std::move(def));
-  }();
+  static const OpDef& op =
+      scaling_op<100>("test_reversed_identity", [](const BackwardContext& ctx) {
+        Tensor g = ctx.grad_out.clone();
+        const std::int64_t n = g.numel();
+        for (std::int64_t i = 0; i < n; ++i) g.set_flat(i, ctx.grad_out.at_flat(n - 1 - i));
+        return std::vector<Tensor>{g};
+      });
   return op;
 }
 
