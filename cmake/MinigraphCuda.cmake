@@ -43,3 +43,11 @@ if(MINIGRAPH_WITH_CUDA)
 else()
   message(STATUS "minigraph: CUDA backend OFF")
 endif()
+
+# nvcc's own warnings and the host compiler's in a target's .cu files, as errors like the C++
+# code's.
+function(minigraph_cuda_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
+    $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${MINIGRAPH_WARNINGS_AS_ERRORS}>>:--Werror=all-warnings -Xcompiler=-Werror>)
+endfunction()

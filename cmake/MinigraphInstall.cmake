@@ -4,7 +4,8 @@
 # `pkg-config --cflags --libs minigraph`.
 #
 # Installed include tree: everything under include/minigraph/, the only include root:
-#   minigraph/*.h                  framework/include/minigraph/ (minigraph.h is the umbrella)
+#   minigraph/minigraph.h          include/minigraph/: the umbrella, above every floor
+#   minigraph/*.h                  framework/include/minigraph/: the core
 #   minigraph/ops.h, version.h     generated at configure time
 #   minigraph/ops/<op>/<op>.h      each built-in op's public header (ops/CMakeLists.txt)
 #   minigraph/models/...           layers/embedding.h, andrea/config.h, andrea/model.h
@@ -17,7 +18,8 @@ install(TARGETS minigraph EXPORT minigraphTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY framework/include/minigraph DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
-install(FILES ${MINIGRAPH_GENERATED_DIR}/minigraph/ops.h ${MINIGRAPH_GENERATED_DIR}/minigraph/version.h
+install(FILES include/minigraph/minigraph.h
+              ${MINIGRAPH_GENERATED_DIR}/framework/minigraph/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/minigraph)
 install(EXPORT minigraphTargets NAMESPACE minigraph:: DESTINATION ${MINIGRAPH_CMAKE_DIR})
 

@@ -22,11 +22,11 @@ const OpDef& scaling_op(const char* name,
   def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
     return OutputSpec{in[0].shape(), in[0].dtype()};
   };
-  def.kernels[0] = [](const KernelContext& ctx) {
+  def.kernels = device_kernels([](const KernelContext& ctx) {
     auto* out = ctx.out.data<double>();
     const auto* x = ctx.inputs[0].data<double>();
     for (std::int64_t i = 0; i < ctx.out.numel(); ++i) out[i] = x[i] * Percent / 100;
-  };
+  });
   def.backward = std::move(backward);
   return OpRegistry::instance().add(std::move(def));
 }

@@ -11,6 +11,7 @@ namespace mg {
 namespace {
 
 TEST(Registry, EveryBuiltinOpHasCasesAReferenceAndAKernelForEachBuiltBackend) {
+  register_builtin_ops();
   std::set<std::string> builtins;
   for (const OpDef* op : OpRegistry::instance().all()) {
     if (op->origin != "builtin") continue;

@@ -3,6 +3,8 @@
 // succeeded, so an error part-way leaves every .grad() untouched.
 #include "minigraph/autograd.h"
 
+#include <algorithm>
+#include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,16 +16,34 @@ namespace mg {
 namespace {
 
 thread_local bool g_grad_enabled = true;
+std::atomic<GradientSum> g_gradient_sum{nullptr};
 
 // grad += contribution, out of place (the old gradient may be shared with a caller).
 Tensor accumulate(const Tensor& grad, const Tensor& contribution) {
-  static const OpDef& add = OpRegistry::instance().get("add");
   if (!grad.defined()) return contribution;
-  return apply_op(add, {grad, contribution});
+  GradientSum sum = g_gradient_sum.load();
+  MG_CHECK(sum != nullptr, "backward", "gradient sum",
+           "a sum installed by the ops library (mg::register_builtin_ops)", "none");
+  return sum(grad, contribution);
+}
+
+// A node's inputs must hold the values they had when it was recorded: its backward rule reads
+// them (matmul's gradients are products with the other input).
+void check_versions(const Node& node) {
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::uint64_t now = node.inputs[i].version(), saved = node.saved_versions[i];
+    MG_CHECK(now == saved, node.op->name,
+             i < node.op->inputs.size() ? node.op->inputs[i] : fmt::format("input {}", i),
+             fmt::format("the values the graph saved (version {})", saved),
+             "version {}: written in place after the forward (copy_, add_, an optimizer step "
+             "...); run the forward again after the write",
+             now);
+  }
 }
 
 void check_released(const std::vector<const Node*>& nodes) {
   for (const Node* node : nodes) {
+    if (!node->released) check_versions(*node);
     MG_CHECK(!node->released, "backward", "graph",
              "a graph kept by the earlier backward (pass retain_graph = true to it)",
              "a graph released by an earlier backward (at op '{}')", node->op->name);
@@ -35,6 +55,22 @@ void check_released(const std::vector<const Node*>& nodes) {
 }  // namespace
 
 bool grad_enabled() { return g_grad_enabled; }
+void set_gradient_sum(GradientSum sum) { g_gradient_sum.store(sum); }
+
+void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out) {
+  const bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
+                                                    [](auto& t) { return t.requires_grad(); });
+  if (!record) return;
+  auto node = std::make_shared<Node>();
+  node->op = &op;
+  for (const Tensor& t : inputs) node->saved_versions.push_back(t.version());
+  node->inputs = std::move(inputs);
+  node->attrs = std::move(attrs);
+  node->out_shape = out.shape();
+  node->out_dtype = out.dtype();
+  out.impl()->grad_fn = std::move(node);
+  out.impl()->requires_grad = true;
+}
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
@@ -101,7 +137,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       if (found == node_grads.end()) continue;
       Tensor grad_out = std::move(found->second);
       node_grads.erase(found);
-      auto grads = node->op->backward(BackwardContext{node->inputs, node->attrs, grad_out});
+      auto grads =
+          node->op->backward(BackwardContext{*node->op, node->inputs, node->attrs, grad_out});
       MG_CHECK(grads.size() == node->inputs.size(), node->op->name, "backward rule",
                fmt::format("{} gradients", node->inputs.size()), "{}", grads.size());
       for (std::size_t i = 0; i < grads.size(); ++i) {

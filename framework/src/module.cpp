@@ -51,11 +51,14 @@ void Module::zero_grad() {
 void Module::to(Device device) {
   std::vector<std::pair<std::string, Tensor*>> slots;
   collect("", slots);
+  // Every parameter is checked before any moves: a refusal leaves the module where it was.
   for (auto& [name, slot] : slots) {
-    if (slot->device() == device) continue;
-    *slot = slot->detach().to(device);
-    slot->set_requires_grad(true);
+    MG_CHECK(slot->device() == device || slot->impl()->storage.use_count() == 1, "Module::to", name,
+             "a parameter that owns its storage alone",
+             "one sharing it with {} other tensors (views or detach())",
+             slot->impl()->storage.use_count() - 1);
   }
+  for (auto& [name, slot] : slots) slot->to_(device);
 }
 
 Tensor init_normal_scaled(const Shape& shape, std::int64_t d_model, std::uint64_t seed,

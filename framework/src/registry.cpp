@@ -1,5 +1,9 @@
 // The op registry and the dispatcher every op call goes through.
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <utility>
 
 #include "minigraph/backend.h"
@@ -7,18 +11,44 @@
 
 namespace mg {
 
-void register_builtin_ops(OpRegistry& registry);  // ops/register_builtin_ops.cpp
-
 OpRegistry& OpRegistry::instance() {
-  static OpRegistry* registry = [] {
-    auto* r = new OpRegistry;  // never destroyed: ops may run during static destruction
-    std::string previous = r->exchange_origin("builtin");
-    register_builtin_ops(*r);
-    r->exchange_origin(std::move(previous));
-    return r;
-  }();
+  static auto* registry = new OpRegistry;  // never destroyed: ops may run in static destruction
   return *registry;
 }
+
+DeviceKernels device_kernels(Kernel cpu, Kernel cuda) {
+  DeviceKernels kernels{};
+  kernels[static_cast<int>(DeviceKind::cpu)].run = cpu;
+  kernels[static_cast<int>(DeviceKind::cuda)].run = cuda;
+  return kernels;
+}
+
+const std::vector<DType>& OpDef::kernel_dtypes(DeviceKind kind) const {
+  const auto& own = kernels[static_cast<int>(kind)].dtypes;
+  return own.empty() ? dtypes : own;
+}
+
+namespace detail {
+
+namespace {
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? name.get() : type.name();
+}
+}  // namespace
+
+void throw_bad_attrs(std::string_view op, const std::type_info& expected, const std::any& actual) {
+  throw Error(std::string(op), "attrs", "attributes of type " + type_name(expected),
+              actual.has_value() ? "attributes of type " + type_name(actual.type()) : "none");
+}
+
+void throw_bad_dispatch(std::string_view expected, DType actual) {
+  throw Error("kernel dispatch", "dtype", std::string(expected), std::string(dtype_name(actual)));
+}
+
+}  // namespace detail
 
 const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(!op.name.empty(), "register_op", "name", "a name", "an empty name");
@@ -68,7 +98,22 @@ OpObserverScope::OpObserverScope(OpObserver observer)
 }
 OpObserverScope::~OpObserverScope() { g_op_observer = previous_; }
 
-Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
+namespace {
+
+std::string dtype_list(const std::vector<DType>& dtypes) {
+  std::vector<std::string_view> names;
+  for (DType d : dtypes) names.push_back(dtype_name(d));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The checks before any kernel runs: input count, defined inputs, one device, the shape
+// rule, a kernel for the device, and float dtypes that kernel computes in.
+struct Prepared {
+  Kernel kernel;
+  Device device;
+  OutputSpec spec;
+};
+Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::any& attrs) {
   MG_CHECK(inputs.size() == op.inputs.size(), op.name, "inputs",
            fmt::format("{} ({})", op.inputs.size(), fmt::join(op.inputs, ", ")), "{}",
            inputs.size());
@@ -81,26 +126,64 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   Kernel kernel = op.kernel(device.kind);
   MG_CHECK(kernel != nullptr, op.name, "device", "a device with a kernel for this op",
            "{} (no {} kernel for '{}')", device.str(), device_kind_name(device.kind), op.name);
-  Tensor out = Tensor::empty(spec.shape, spec.dtype, device);
+  const auto& dtypes = op.kernel_dtypes(device.kind);
+  auto check_dtype = [&](DType dtype, const std::string& what) {
+    MG_CHECK(std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end(), op.name, what,
+             fmt::format("a dtype its {} kernel computes in ({})", device_kind_name(device.kind),
+                         dtype_list(dtypes)),
+             "{}", dtype_name(dtype));
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (is_floating(inputs[i].dtype())) check_dtype(inputs[i].dtype(), op.inputs[i]);
+  }
+  if (is_floating(spec.dtype)) check_dtype(spec.dtype, "output");
+  return {kernel, device, std::move(spec)};
+}
+
+// Whether two tensors' elements share any byte of memory.
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (a.impl()->storage != b.impl()->storage || a.nbytes() == 0 || b.nbytes() == 0) return false;
+  const auto* pa = static_cast<const unsigned char*>(a.raw_data());
+  const auto* pb = static_cast<const unsigned char*>(b.raw_data());
+  return pa < pb + b.nbytes() && pb < pa + a.nbytes();
+}
+
+}  // namespace
+
+Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
+  Prepared p = prepare(op, inputs, attrs);
+  Tensor out = Tensor::empty(p.spec.shape, p.spec.dtype, p.device);
   if (PoisonOutputsScope::active()) [[unlikely]]
     fill_with_poison(out);  // the op harness: an element the kernel skips stays NaN
-  kernel(KernelContext{inputs, attrs, out});
+  p.kernel(KernelContext{op, inputs, attrs, out});
   if (g_op_observer != nullptr) [[unlikely]]
     (*g_op_observer)(op, inputs, attrs, out);
-
-  bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
-                                              [](const Tensor& t) { return t.requires_grad(); });
-  if (record) {
-    auto node = std::make_shared<Node>();
-    node->op = &op;
-    node->inputs = std::move(inputs);
-    node->attrs = std::move(attrs);
-    node->out_shape = std::move(spec.shape);  // the output has its own copy
-    node->out_dtype = spec.dtype;
-    out.impl()->grad_fn = std::move(node);
-    out.impl()->requires_grad = true;
-  }
+  record_node(op, std::move(inputs), std::move(attrs), out);
   return out;
+}
+
+void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, Tensor& out, std::any attrs) {
+  MG_CHECK(out.defined(), op.name, "out", "a defined tensor to write into", "an undefined one");
+  Prepared p = prepare(op, inputs, attrs);
+  MG_CHECK(out.shape() == p.spec.shape && out.dtype() == p.spec.dtype, op.name, "out",
+           fmt::format("shape {} and dtype {} (the op's output)", shape_str(p.spec.shape),
+                       dtype_name(p.spec.dtype)),
+           "shape {} and dtype {}", shape_str(out.shape()), dtype_name(out.dtype()));
+  MG_CHECK(out.device() == p.device, op.name, "out",
+           fmt::format("a tensor on {} (as the inputs)", p.device.str()), "{}", out.device().str());
+  out.check_writable(op.name);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!overlaps(out, inputs[i])) continue;
+    const bool same = out.raw_data() == inputs[i].raw_data() && out.nbytes() == inputs[i].nbytes();
+    MG_CHECK(same && op.out_may_alias_input, op.name, "out",
+             same ? "a tensor apart from the inputs (this op's kernel reads them while it writes)"
+                  : "a tensor apart from the inputs, or one of them exactly",
+             "memory {} input '{}'", same ? "shared with" : "partly overlapping", op.inputs[i]);
+  }
+  out.impl()->storage->bump_version();  // first: even a kernel that throws part-way wrote
+  p.kernel(KernelContext{op, inputs, attrs, out});
+  if (g_op_observer != nullptr) [[unlikely]]
+    (*g_op_observer)(op, inputs, attrs, out);
 }
 
 namespace {

@@ -74,12 +74,19 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   return from_storage(std::move(storage), shape, dtype);
 }
 
-Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
+                            std::int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();
-  const auto bytes = static_cast<std::size_t>(shape_nbytes(shape, dtype));
-  MG_CHECK(bytes <= storage->bytes(), "tensor", "storage", fmt::format("at least {} bytes", bytes),
-           "{} bytes", storage->bytes());
+  MG_CHECK(offset >= 0, "tensor", "offset", "a non-negative element offset", "{}", offset);
+  const std::int64_t end = checked_add(shape_numel(shape), offset, "tensor", "offset + elements");
+  const std::int64_t bytes = checked_mul(end, static_cast<std::int64_t>(dtype_size(dtype)),
+                                         "tensor", "bytes up to the last element");
+  MG_CHECK(
+      static_cast<std::uint64_t>(bytes) <= storage->bytes(), "tensor", "storage",
+      fmt::format("at least {} bytes (offset {} + {} elements)", bytes, offset, shape_numel(shape)),
+      "{} bytes", storage->bytes());
   impl->numel = shape_numel(shape);
+  impl->offset = offset;
   impl->storage = std::move(storage);
   impl->shape = shape;
   impl->dtype = dtype;
@@ -132,7 +139,13 @@ const Shape& Tensor::shape() const { return checked_impl().shape; }
 std::int64_t Tensor::numel() const { return checked_impl().numel; }
 DType Tensor::dtype() const { return checked_impl().dtype; }
 Device Tensor::device() const { return checked_impl().storage->device(); }
-void* Tensor::raw_data() const { return checked_impl().storage->data(); }
+std::int64_t Tensor::storage_offset() const { return checked_impl().offset; }
+std::uint64_t Tensor::version() const { return checked_impl().storage->version(); }
+void* Tensor::raw_data() const {
+  const TensorImpl& impl = checked_impl();
+  return static_cast<unsigned char*>(impl.storage->data()) +
+         static_cast<std::size_t>(impl.offset) * dtype_size(impl.dtype);
+}
 
 std::int64_t Tensor::size(std::int64_t axis) const {
   auto rank = dim();
@@ -197,6 +210,8 @@ double Tensor::at_flat(std::int64_t flat_index) const {
 void Tensor::set_flat(std::int64_t flat_index, double value) {
   MG_CHECK(flat_index >= 0 && flat_index < numel(), "set_flat", "index",
            fmt::format("in [0, {})", numel()), "{}", flat_index);
+  check_writable("set_flat");
+  checked_impl().storage->bump_version();
   auto size = dtype_size(dtype());
   alignas(8) unsigned char element[8];
   store(element, dtype(), 0, value);
@@ -225,16 +240,8 @@ Tensor Tensor::clone() const {
   return copy;
 }
 
-Tensor Tensor::detach() const { return from_storage(checked_impl().storage, shape(), dtype()); }
-
-Tensor Tensor::view(const Shape& new_shape) const {
-  MG_CHECK(shape_numel(new_shape) == numel(), "view", "shape",
-           fmt::format("{} elements (from {})", numel(), shape_str(shape())), "{}",
-           shape_str(new_shape));
-  MG_CHECK(!(requires_grad() && grad_enabled()), "view", "self",
-           "a tensor that does not require grad (views are not recorded)",
-           "a tensor that requires grad");
-  return from_storage(checked_impl().storage, new_shape, dtype());
+Tensor Tensor::detach() const {
+  return from_storage(checked_impl().storage, shape(), dtype(), storage_offset());
 }
 
 bool Tensor::requires_grad() const { return checked_impl().requires_grad; }

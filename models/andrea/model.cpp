@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "add/add.h"
-#include "matmul/matmul.h"
+#include "minigraph/ops/add/add.h"
+#include "minigraph/ops/matmul/matmul.h"
 #include "minigraph/error.h"
-#include "token_position_embedding/token_position_embedding.h"
+#include "minigraph/ops/token_position_embedding/token_position_embedding.h"
 
 namespace mg::andrea {
 

@@ -1,7 +1,7 @@
 #include "layers/embedding.h"
 
-#include "embedding/embedding.h"
-#include "position_embedding/position_embedding.h"
+#include "minigraph/ops/embedding/embedding.h"
+#include "minigraph/ops/position_embedding/position_embedding.h"
 
 namespace mg {
 

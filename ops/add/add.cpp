@@ -4,19 +4,16 @@
 #include "add/add.h"
 
 #include "common/broadcast.h"
-#include "minigraph/op.h"
+#include "common/define_op.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
 
-void add_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(add);
 Tensor add_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void add_cuda(const KernelContext& ctx);
-#endif
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  static const OpDef& op = OpRegistry::instance().get("add");
+  static const OpDef& op = builtin_op("add");
   return apply_op(op, {a, b});
 }
 
@@ -42,10 +39,7 @@ void register_add(OpRegistry& registry) {
     }
     return grads;
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = add_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = add_cuda;
-#endif
+  op.kernels = MG_KERNELS(add);
   op.reference = add_reference;
   op.cases = [] {
     using I = InputSpec;

@@ -5,19 +5,16 @@
 #include "broadcast_to/broadcast_to.h"
 
 #include "common/broadcast.h"
-#include "minigraph/op.h"
+#include "common/define_op.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
 
-void broadcast_to_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(broadcast_to);
 Tensor broadcast_to_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void broadcast_to_cuda(const KernelContext& ctx);
-#endif
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
-  static const OpDef& op = OpRegistry::instance().get("broadcast_to");
+  static const OpDef& op = builtin_op("broadcast_to");
   if (x.defined() && x.shape() == shape) return x;
   return apply_op(op, {x}, BroadcastToAttrs{shape});
 }
@@ -29,7 +26,7 @@ void register_broadcast_to(OpRegistry& registry) {
   op.inputs = {"x"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
     check_floating(self, 0, in[0]);
-    const Shape& target = attrs_as<BroadcastToAttrs>(attrs).shape;
+    const Shape& target = attrs_as<BroadcastToAttrs>("broadcast_to", attrs).shape;
     Shape joint;
     MG_CHECK(broadcast_shapes(in[0].shape(), target, joint) && joint == target, "broadcast_to",
              "shape", fmt::format("a shape x's {} broadcasts to", shape_str(in[0].shape())), "{}",
@@ -39,13 +36,10 @@ void register_broadcast_to(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.inputs[0].shape())};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = broadcast_to_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = broadcast_to_cuda;
-#endif
+  op.kernels = MG_KERNELS(broadcast_to);
   op.reference = broadcast_to_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    return "shape=" + shape_str(attrs_as<BroadcastToAttrs>(attrs).shape);
+    return "shape=" + shape_str(attrs_as<BroadcastToAttrs>("broadcast_to", attrs).shape);
   };
   op.cases = [] {
     using I = InputSpec;

@@ -59,7 +59,7 @@ void broadcast_to_cpu(const KernelContext& ctx) {
 // on an axis where x has size 1 it reads index 0.
 Tensor broadcast_to_reference(std::span<const Tensor> inputs, const std::any& attrs) {
   const Tensor& x = inputs[0];
-  const Shape& shape = attrs_as<BroadcastToAttrs>(attrs).shape;
+  const Shape& shape = attrs_as<BroadcastToAttrs>("broadcast_to", attrs).shape;
   const Shape& x_shape = x.shape();
   Tensor out = Tensor::empty(shape, x.dtype());
   const std::size_t lead = shape.size() - x_shape.size();  // target axes x lacks

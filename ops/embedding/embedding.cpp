@@ -4,19 +4,16 @@
 // (embedding_backward), correct for repeated ids; ids get no gradient.
 #include "embedding/embedding.h"
 
+#include "common/define_op.h"
 #include "embedding_backward/embedding_backward.h"
-#include "minigraph/op.h"
 
 namespace mg {
 
-void embedding_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(embedding);
 Tensor embedding_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void embedding_cuda(const KernelContext& ctx);
-#endif
 
 Tensor embedding(const Tensor& table, const Tensor& ids) {
-  static const OpDef& op = OpRegistry::instance().get("embedding");
+  static const OpDef& op = builtin_op("embedding");
   return apply_op(op, {table, ids});
 }
 
@@ -37,10 +34,7 @@ void register_embedding(OpRegistry& registry) {
     return std::vector<Tensor>{
         embedding_backward(ctx.grad_out, ctx.inputs[1], ctx.inputs[0].size(0)), Tensor()};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = embedding_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = embedding_cuda;
-#endif
+  op.kernels = MG_KERNELS(embedding);
   op.reference = embedding_reference;
   op.cases = [] {
     using I = InputSpec;

@@ -3,19 +3,16 @@
 // Backward (with respect to grad): a gather of the upstream rows, i.e. embedding itself.
 #include "embedding_backward/embedding_backward.h"
 
+#include "common/define_op.h"
 #include "embedding/embedding.h"
-#include "minigraph/op.h"
 
 namespace mg {
 
-void embedding_backward_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(embedding_backward);
 Tensor embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void embedding_backward_cuda(const KernelContext& ctx);
-#endif
 
 Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t rows) {
-  static const OpDef& op = OpRegistry::instance().get("embedding_backward");
+  static const OpDef& op = builtin_op("embedding_backward");
   return apply_op(op, {grad, ids}, EmbeddingBackwardAttrs{rows});
 }
 
@@ -25,7 +22,7 @@ void register_embedding_backward(OpRegistry& registry) {
   op.summary = "scatter-add of rows by ids into a zero [V, D] table (embedding's gradient)";
   op.inputs = {"grad", "ids"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
-    const std::int64_t rows = attrs_as<EmbeddingBackwardAttrs>(attrs).rows;
+    const std::int64_t rows = attrs_as<EmbeddingBackwardAttrs>("embedding_backward", attrs).rows;
     check_floating(self, 0, in[0]);
     check_integer(self, 1, in[1]);
     MG_CHECK(rows >= 0, "embedding_backward", "rows", "a non-negative row count", "{}", rows);
@@ -39,13 +36,11 @@ void register_embedding_backward(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     return std::vector<Tensor>{embedding(ctx.grad_out, ctx.inputs[1]), Tensor()};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = embedding_backward_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = embedding_backward_cuda;
-#endif
+  op.kernels = MG_KERNELS(embedding_backward);
   op.reference = embedding_backward_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    return fmt::format("rows={}", attrs_as<EmbeddingBackwardAttrs>(attrs).rows);
+    return fmt::format("rows={}",
+                       attrs_as<EmbeddingBackwardAttrs>("embedding_backward", attrs).rows);
   };
   op.cases = [] {
     using I = InputSpec;

@@ -122,7 +122,7 @@ void embedding_backward_cpu(const KernelContext& ctx) {
 Tensor embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs) {
   const Tensor& grad = inputs[0];  // [..., D]
   const Tensor& ids = inputs[1];   // [...]
-  const std::int64_t rows = attrs_as<EmbeddingBackwardAttrs>(attrs).rows;
+  const std::int64_t rows = attrs_as<EmbeddingBackwardAttrs>("embedding_backward", attrs).rows;
   const std::int64_t width = grad.shape().back(), positions = ids.numel();
   Tensor out = Tensor::empty({rows, width}, grad.dtype());
   dispatch_float(grad.dtype(), [&]<typename T>() {

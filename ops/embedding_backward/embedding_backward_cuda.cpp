@@ -5,6 +5,7 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "common/ids.h"
+#include "common/ids_cuda.cuh"
 #include "minigraph/op.h"
 
 namespace mg {

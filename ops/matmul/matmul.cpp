@@ -5,26 +5,23 @@
 // written with transpose flags, so no transpose is ever materialised.
 #include "matmul/matmul.h"
 
-#include "minigraph/op.h"
+#include "common/define_op.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
 
-void matmul_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(matmul);
 Tensor matmul_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void matmul_cuda(const KernelContext& ctx);
-#endif
 
 Tensor matmul(const Tensor& a, const Tensor& b, MatmulOptions options) {
-  static const OpDef& op = OpRegistry::instance().get("matmul");
+  static const OpDef& op = builtin_op("matmul");
   return apply_op(op, {a, b}, options);
 }
 
 namespace {
 
 OutputSpec matmul_infer(const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
-  const auto& o = attrs_as<MatmulOptions>(attrs);
+  const auto& o = attrs_as<MatmulOptions>("matmul", attrs);
   const Tensor& a = in[0];
   const Tensor& b = in[1];
   check_floating(self, 0, a);
@@ -58,7 +55,7 @@ OutputSpec matmul_infer(const OpDef& self, std::span<const Tensor> in, const std
 }
 
 std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
-  const auto& o = attrs_as<MatmulOptions>(ctx.attrs);
+  const auto& o = ctx.attrs_as<MatmulOptions>();
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
   const Tensor& g = ctx.grad_out;
@@ -93,13 +90,10 @@ void register_matmul(OpRegistry& registry) {
   op.inputs = {"a", "b"};
   op.infer = matmul_infer;
   op.backward = matmul_backward;
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = matmul_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = matmul_cuda;
-#endif
+  op.kernels = MG_KERNELS(matmul);
   op.reference = matmul_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    const auto& o = attrs_as<MatmulOptions>(attrs);
+    const auto& o = attrs_as<MatmulOptions>("matmul", attrs);
     return fmt::format("transpose_a={}, transpose_b={}", o.transpose_a, o.transpose_b);
   };
   op.cases = [] {

@@ -16,7 +16,7 @@ struct GemmShape {
 };
 
 GemmShape gemm_shape(const KernelContext& ctx) {
-  const auto& o = attrs_as<MatmulOptions>(ctx.attrs);
+  const auto& o = ctx.attrs_as<MatmulOptions>();
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
   GemmShape s;
@@ -31,7 +31,7 @@ GemmShape gemm_shape(const KernelContext& ctx) {
 }  // namespace
 
 void matmul_cpu(const KernelContext& ctx) {
-  const auto& o = attrs_as<MatmulOptions>(ctx.attrs);
+  const auto& o = ctx.attrs_as<MatmulOptions>();
   const GemmShape s = gemm_shape(ctx);
   dispatch_float(ctx.out.dtype(), [&]<typename T>() {
     const T* a = ctx.inputs[0].data<T>();
@@ -53,7 +53,7 @@ void matmul_cpu(const KernelContext& ctx) {
 // shape from the inputs' own shapes, then one dot product per output element, summed in double.
 //   a [..., M, K] (transpose_a: [..., K, M]); b [K, N] or [..., K, N] (transpose_b: [.., N, K])
 Tensor matmul_reference(std::span<const Tensor> inputs, const std::any& attrs) {
-  const auto& o = attrs_as<MatmulOptions>(attrs);
+  const auto& o = attrs_as<MatmulOptions>("matmul", attrs);
   const Tensor& a = inputs[0];
   const Tensor& b = inputs[1];
   const Shape& sa = a.shape();

@@ -10,7 +10,7 @@
 namespace mg {
 
 void matmul_cuda(const KernelContext& ctx) {
-  const auto& o = attrs_as<MatmulOptions>(ctx.attrs);
+  const auto& o = ctx.attrs_as<MatmulOptions>();
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
   Tensor& out = ctx.out;

@@ -5,19 +5,16 @@
 // tokens and positions sums the batch before this backward sees it.
 #include "position_embedding/position_embedding.h"
 
-#include "minigraph/op.h"
+#include "common/define_op.h"
 #include "position_embedding_backward/position_embedding_backward.h"
 
 namespace mg {
 
-void position_embedding_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(position_embedding);
 Tensor position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void position_embedding_cuda(const KernelContext& ctx);
-#endif
 
 Tensor position_embedding(const Tensor& table, std::int64_t length, std::int64_t offset) {
-  static const OpDef& op = OpRegistry::instance().get("position_embedding");
+  static const OpDef& op = builtin_op("position_embedding");
   return apply_op(op, {table}, PositionEmbeddingAttrs{length, offset});
 }
 
@@ -27,7 +24,7 @@ void register_position_embedding(OpRegistry& registry) {
   op.summary = "rows offset..offset+T-1 of a [T_max, D] position table -> [T, D]";
   op.inputs = {"table"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
-    const auto& a = attrs_as<PositionEmbeddingAttrs>(attrs);
+    const auto& a = attrs_as<PositionEmbeddingAttrs>("position_embedding", attrs);
     check_floating(self, 0, in[0]);
     check_rank(self, 0, in[0], 2, 2);
     MG_CHECK(a.length >= 1, "position_embedding", "T", "at least one position", "{}", a.length);
@@ -39,17 +36,14 @@ void register_position_embedding(OpRegistry& registry) {
     return OutputSpec{{a.length, in[0].size(1)}, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    const auto& a = attrs_as<PositionEmbeddingAttrs>(ctx.attrs);
+    const auto& a = ctx.attrs_as<PositionEmbeddingAttrs>();
     return std::vector<Tensor>{
         position_embedding_backward(ctx.grad_out, ctx.inputs[0].size(0), a.offset)};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = position_embedding_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = position_embedding_cuda;
-#endif
+  op.kernels = MG_KERNELS(position_embedding);
   op.reference = position_embedding_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    const auto& a = attrs_as<PositionEmbeddingAttrs>(attrs);
+    const auto& a = attrs_as<PositionEmbeddingAttrs>("position_embedding", attrs);
     return fmt::format("T={}, offset={}", a.length, a.offset);
   };
   op.cases = [] {

@@ -8,7 +8,7 @@
 namespace mg {
 
 void position_embedding_cuda(const KernelContext& ctx) {
-  const auto& a = attrs_as<PositionEmbeddingAttrs>(ctx.attrs);
+  const auto& a = ctx.attrs_as<PositionEmbeddingAttrs>();
   const Tensor& table = ctx.inputs[0];
   const std::size_t row_bytes = table.size(1) * dtype_size(table.dtype());
   cuda::activate(ctx.out.device())

@@ -3,19 +3,16 @@
 // Backward (with respect to grad): the same rows read back, i.e. position_embedding.
 #include "position_embedding_backward/position_embedding_backward.h"
 
-#include "minigraph/op.h"
+#include "common/define_op.h"
 #include "position_embedding/position_embedding.h"
 
 namespace mg {
 
-void position_embedding_backward_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(position_embedding_backward);
 Tensor position_embedding_backward_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void position_embedding_backward_cuda(const KernelContext& ctx);
-#endif
 
 Tensor position_embedding_backward(const Tensor& grad, std::int64_t rows, std::int64_t offset) {
-  static const OpDef& op = OpRegistry::instance().get("position_embedding_backward");
+  static const OpDef& op = builtin_op("position_embedding_backward");
   return apply_op(op, {grad}, PositionEmbeddingBackwardAttrs{rows, offset});
 }
 
@@ -26,7 +23,7 @@ void register_position_embedding_backward(OpRegistry& registry) {
       "[T, D] rows placed at offset.. of a zero [T_max, D] (position_embedding's gradient)";
   op.inputs = {"grad"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
-    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>("position_embedding_backward", attrs);
     check_floating(self, 0, in[0]);
     check_rank(self, 0, in[0], 2, 2);
     MG_CHECK(a.offset >= 0 && a.offset + in[0].size(0) <= a.rows, "position_embedding_backward",
@@ -35,16 +32,13 @@ void register_position_embedding_backward(OpRegistry& registry) {
     return OutputSpec{{a.rows, in[0].size(1)}, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(ctx.attrs);
+    const auto& a = ctx.attrs_as<PositionEmbeddingBackwardAttrs>();
     return std::vector<Tensor>{position_embedding(ctx.grad_out, ctx.inputs[0].size(0), a.offset)};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = position_embedding_backward_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = position_embedding_backward_cuda;
-#endif
+  op.kernels = MG_KERNELS(position_embedding_backward);
   op.reference = position_embedding_backward_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+    const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>("position_embedding_backward", attrs);
     return fmt::format("rows={}, offset={}", a.rows, a.offset);
   };
   op.cases = [] {

@@ -7,7 +7,7 @@
 namespace mg {
 
 void position_embedding_backward_cpu(const KernelContext& ctx) {
-  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(ctx.attrs);
+  const auto& a = ctx.attrs_as<PositionEmbeddingBackwardAttrs>();
   const Tensor& grad = ctx.inputs[0];
   const std::size_t row_bytes = ctx.out.size(1) * dtype_size(ctx.out.dtype());
   char* out = static_cast<char*>(ctx.out.raw_data());
@@ -21,7 +21,7 @@ void position_embedding_backward_cpu(const KernelContext& ctx) {
 // offset..offset+T-1 and zero outside it, one element at a time.
 Tensor position_embedding_backward_reference(std::span<const Tensor> inputs,
                                              const std::any& attrs) {
-  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(attrs);
+  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>("position_embedding_backward", attrs);
   const Tensor& grad = inputs[0];  // [T, D]
   const std::int64_t length = grad.shape()[0], width = grad.shape()[1];
   Tensor out = Tensor::empty({a.rows, width}, grad.dtype());

@@ -8,7 +8,7 @@
 namespace mg {
 
 void position_embedding_backward_cuda(const KernelContext& ctx) {
-  const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>(ctx.attrs);
+  const auto& a = ctx.attrs_as<PositionEmbeddingBackwardAttrs>();
   const Tensor& grad = ctx.inputs[0];
   CudaBackend& backend = cuda::activate(ctx.out.device());
   const std::size_t row_bytes = ctx.out.size(1) * dtype_size(ctx.out.dtype());

@@ -5,18 +5,15 @@
 
 #include "broadcast_to/broadcast_to.h"
 #include "common/broadcast.h"
-#include "minigraph/op.h"
+#include "common/define_op.h"
 
 namespace mg {
 
-void sum_to_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(sum_to);
 Tensor sum_to_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void sum_to_cuda(const KernelContext& ctx);
-#endif
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
-  static const OpDef& op = OpRegistry::instance().get("sum_to");
+  static const OpDef& op = builtin_op("sum_to");
   if (x.defined() && x.shape() == shape) return x;
   return apply_op(op, {x}, SumToAttrs{shape});
 }
@@ -28,7 +25,7 @@ void register_sum_to(OpRegistry& registry) {
   op.inputs = {"x"};
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
     check_floating(self, 0, in[0]);
-    const Shape& target = attrs_as<SumToAttrs>(attrs).shape;
+    const Shape& target = attrs_as<SumToAttrs>("sum_to", attrs).shape;
     Shape joint;
     MG_CHECK(broadcast_shapes(target, in[0].shape(), joint) && joint == in[0].shape(), "sum_to",
              "shape", fmt::format("a shape that broadcasts to x's {}", shape_str(in[0].shape())),
@@ -38,13 +35,10 @@ void register_sum_to(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     return std::vector<Tensor>{broadcast_to(ctx.grad_out, ctx.inputs[0].shape())};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = sum_to_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = sum_to_cuda;
-#endif
+  op.kernels = MG_KERNELS(sum_to);
   op.reference = sum_to_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    return "shape=" + shape_str(attrs_as<SumToAttrs>(attrs).shape);
+    return "shape=" + shape_str(attrs_as<SumToAttrs>("sum_to", attrs).shape);
   };
   op.cases = [] {
     using I = InputSpec;

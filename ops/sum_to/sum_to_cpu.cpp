@@ -86,7 +86,7 @@ void sum_to_cpu(const KernelContext& ctx) {
   Tensor& out = ctx.out;
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t inner = out.numel();
-    if (inner > 0 && is_leading_broadcast(attrs_as<SumToAttrs>(ctx.attrs).shape, x.shape())) {
+    if (inner > 0 && is_leading_broadcast(ctx.attrs_as<SumToAttrs>().shape, x.shape())) {
       if (inner == 1) {
         out.data<T>()[0] = sum_all<T>(x.data<T>(), x.numel());
       } else {
@@ -104,7 +104,7 @@ void sum_to_cpu(const KernelContext& ctx) {
 // line up with the target's, and a target axis of size 1 (or a missing one) takes every index.
 Tensor sum_to_reference(std::span<const Tensor> inputs, const std::any& attrs) {
   const Tensor& x = inputs[0];
-  const Shape& shape = attrs_as<SumToAttrs>(attrs).shape;
+  const Shape& shape = attrs_as<SumToAttrs>("sum_to", attrs).shape;
   const Shape& x_shape = x.shape();
   Tensor out = Tensor::empty(shape, x.dtype());
   const std::size_t lead = x_shape.size() - shape.size();  // x's axes the target lacks

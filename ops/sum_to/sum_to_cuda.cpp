@@ -62,7 +62,7 @@ void sum_to_cuda(const KernelContext& ctx) {
     backend.fill_zero(out.raw_data(), out.nbytes());
     return;
   }
-  const cuda::ReduceLayout layout = reduce_layout(x.shape(), attrs_as<SumToAttrs>(ctx.attrs).shape);
+  const cuda::ReduceLayout layout = reduce_layout(x.shape(), ctx.attrs_as<SumToAttrs>().shape);
   cuda::DeviceBuffer scratch(backend, cuda::sum_to_scratch_bytes(layout, dtype_size(out.dtype())));
   dispatch_float(out.dtype(), [&]<typename T>() {
     cuda::sum_to_launch(x.data<T>(), out.data<T>(), layout, scratch.data(), backend.stream());

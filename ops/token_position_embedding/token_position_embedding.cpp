@@ -6,22 +6,19 @@
 // placed at rows offset..offset+T-1 (position_embedding_backward); ids get none.
 #include "token_position_embedding/token_position_embedding.h"
 
+#include "common/define_op.h"
 #include "embedding_backward/embedding_backward.h"
-#include "minigraph/op.h"
 #include "position_embedding_backward/position_embedding_backward.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
 
-void token_position_embedding_cpu(const KernelContext& ctx);
+MG_DECLARE_KERNELS(token_position_embedding);
 Tensor token_position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs);
-#ifdef MG_WITH_CUDA
-void token_position_embedding_cuda(const KernelContext& ctx);
-#endif
 
 Tensor token_position_embedding(const Tensor& tok_table, const Tensor& pos_table, const Tensor& ids,
                                 std::int64_t offset) {
-  static const OpDef& op = OpRegistry::instance().get("token_position_embedding");
+  static const OpDef& op = builtin_op("token_position_embedding");
   return apply_op(op, {tok_table, pos_table, ids}, TokenPositionEmbeddingAttrs{offset});
 }
 
@@ -29,7 +26,8 @@ namespace {
 
 OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Tensor> in,
                                           const std::any& attrs) {
-  const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset;
+  const std::int64_t offset =
+      attrs_as<TokenPositionEmbeddingAttrs>("token_position_embedding", attrs).offset;
   const Tensor& tok = in[0];
   const Tensor& pos = in[1];
   const Tensor& ids = in[2];
@@ -52,7 +50,7 @@ OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Ten
 }
 
 std::vector<Tensor> token_position_embedding_backward(const BackwardContext& ctx) {
-  const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(ctx.attrs).offset;
+  const std::int64_t offset = ctx.attrs_as<TokenPositionEmbeddingAttrs>().offset;
   const Tensor& tok = ctx.inputs[0];
   const Tensor& pos = ctx.inputs[1];
   const Tensor& ids = ctx.inputs[2];
@@ -76,13 +74,12 @@ void register_token_position_embedding(OpRegistry& registry) {
   op.inputs = {"tok_table", "pos_table", "ids"};
   op.infer = token_position_embedding_infer;
   op.backward = token_position_embedding_backward;
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = token_position_embedding_cpu;
-#ifdef MG_WITH_CUDA
-  op.kernels[static_cast<int>(DeviceKind::cuda)] = token_position_embedding_cuda;
-#endif
+  op.kernels = MG_KERNELS(token_position_embedding);
   op.reference = token_position_embedding_reference;
   op.describe_attrs = [](const std::any& attrs) {
-    return fmt::format("offset={}", attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset);
+    return fmt::format(
+        "offset={}",
+        attrs_as<TokenPositionEmbeddingAttrs>("token_position_embedding", attrs).offset);
   };
   op.cases = [] {
     using I = InputSpec;

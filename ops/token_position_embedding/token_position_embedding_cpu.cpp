@@ -20,7 +20,7 @@ Problem checked_problem(const KernelContext& ctx) {
   const Tensor& ids = ctx.inputs[2];
   check_ids_in_range("token_position_embedding", ids.data<Id>(), ids.shape(), tok.size(0));
   return {ids.numel(), ids.size(-1), tok.size(1),
-          attrs_as<TokenPositionEmbeddingAttrs>(ctx.attrs).offset};
+          ctx.attrs_as<TokenPositionEmbeddingAttrs>().offset};
 }
 
 template <typename T, typename Id>
@@ -54,7 +54,8 @@ void token_position_embedding_cpu(const KernelContext& ctx) {
 // output is ids' shape plus D; element (p, d), at position t = p mod T of its sequence, is
 // tok[ids[p], d] + pos[offset + t, d].
 Tensor token_position_embedding_reference(std::span<const Tensor> inputs, const std::any& attrs) {
-  const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(attrs).offset;
+  const std::int64_t offset =
+      attrs_as<TokenPositionEmbeddingAttrs>("token_position_embedding", attrs).offset;
   const Tensor& tok = inputs[0];  // [V, D]
   const Tensor& pos = inputs[1];  // [T_max, D]
   const Tensor& ids = inputs[2];  // [..., T]

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "common/ids.h"
+#include "common/ids_cuda.cuh"
 #include "minigraph/op.h"
 #include "token_position_embedding/token_position_embedding.h"
 
@@ -14,7 +15,7 @@ void token_position_embedding_cuda(const KernelContext& ctx) {
   const Tensor& pos = ctx.inputs[1];  // [T_max, D]
   const Tensor& ids = ctx.inputs[2];  // [..., T]
   const std::int64_t rows = tok.size(0), width = tok.size(1);
-  const std::int64_t offset = attrs_as<TokenPositionEmbeddingAttrs>(ctx.attrs).offset;
+  const std::int64_t offset = ctx.attrs_as<TokenPositionEmbeddingAttrs>().offset;
   CudaBackend& backend = cuda::activate(ctx.out.device());
   if (auto bad = cuda::first_bad_id(ids, rows)) {
     throw_bad_id("token_position_embedding", bad->id, bad->position, ids.shape(), rows);

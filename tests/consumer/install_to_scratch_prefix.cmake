@@ -2,8 +2,10 @@
 # build into a scratch prefix and checks the installed include tree:
 #   - include/ holds minigraph/ only: nothing generic (common/, add/, andrea/ ...) on a
 #     consumer's include path;
-#   - exactly the public headers: framework/include/minigraph/*.h, the generated ops.h and
-#     version.h, minigraph/ops/<op>/<op>.h for each MG_OP of ops/op_list.h, the three model
+#   - exactly the public headers: the umbrella include/minigraph/minigraph.h,
+#     framework/include/minigraph/*.h, the generated ops.h and version.h,
+#     minigraph/ops/builtin_ops.h, minigraph/ops/<op>/<op>.h for each MG_OP of ops/op_list.h,
+#     the three model
 #     headers and minigraph/testing/op_harness.h; no internal one (ops/common, op_list.h,
 #     *_cpu.h, *.cuh kernel headers);
 #   - every #include of an installed header names a minigraph/... file that is installed.
@@ -21,7 +23,8 @@ if(NOT top STREQUAL "minigraph")
 endif()
 
 # The expected public headers, from the sources (not from the install rules).
-set(expected minigraph/ops.h minigraph/version.h minigraph/testing/op_harness.h
+set(expected minigraph/minigraph.h minigraph/ops.h minigraph/version.h
+             minigraph/ops/builtin_ops.h minigraph/testing/op_harness.h
              minigraph/models/layers/embedding.h minigraph/models/andrea/config.h
              minigraph/models/andrea/model.h)
 file(GLOB framework_headers RELATIVE ${TOP_SOURCE_DIR}/framework/include

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "minigraph/ops/builtin_ops.h"
 #include "minigraph/testing/op_harness.h"
 
 namespace {
@@ -40,4 +41,7 @@ TEST(OpHarness, CompareRejectsNonFiniteMismatches) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return mg::testing::run_op_harness(argc, argv); }
+int main(int argc, char** argv) {
+  mg::register_builtin_ops();
+  return mg::testing::run_op_harness(argc, argv);
+}

@@ -84,7 +84,7 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
   backend.copy_from_host(static_cast<char*>(storage->data()) + bytes, guard.data(), kGuard);
   Tensor out = Tensor::from_storage(storage, spec.shape, spec.dtype);
   fill_with_poison(out);
-  op.kernel(device.kind)(KernelContext{inputs, c.attrs, out});
+  op.kernel(device.kind)(KernelContext{op, inputs, c.attrs, out});
   backend.copy_to_host(after.data(), static_cast<char*>(storage->data()) + bytes, kGuard);
   EXPECT_EQ(guard, after) << op.name << " wrote past the end of its output";
 

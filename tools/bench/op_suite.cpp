@@ -128,7 +128,7 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options) 
       Tensor grad_out = random_tensor(out.shape(), false, 13);
       Timing t = time_reps(
           [&] {
-            op.backward(BackwardContext{inputs, b.attrs, grad_out});
+            op.backward(BackwardContext{op, inputs, b.attrs, grad_out});
           },
           options.reps);
       options.emit(rate_record(backward_name, batch, t, b.work, b.backward_amount, limits,

@@ -58,12 +58,12 @@ void run_overhead_suite(const SuiteOptions& options) {
   const std::any no_attrs;
   auto kernel = add_op.kernel(DeviceKind::cpu);
   auto raw_add = [&] {
-    for (int i = 0; i < kCallsPerRep; ++i) kernel(KernelContext{inputs, no_attrs, out});
+    for (int i = 0; i < kCallsPerRep; ++i) kernel(KernelContext{add_op, inputs, no_attrs, out});
   };
   const double raw_add_us = time_reps(raw_add, options.reps).median_ms * 1e3 / kCallsPerRep;
   auto raw_fwd_bwd = [&] {
     for (int i = 0; i < kCallsPerRep; ++i) {
-      kernel(KernelContext{inputs, no_attrs, out});
+      kernel(KernelContext{add_op, inputs, no_attrs, out});
       std::memcpy(grad_a.raw_data(), g.raw_data(), g.nbytes());
       std::memcpy(grad_b.raw_data(), g.raw_data(), g.nbytes());
     }

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   // The work runs inside parse (the subcommands' callbacks): whatever escapes it ends here as
   // one line and a documented exit code, never as std::terminate.
   try {
+    mg::register_builtin_ops();  // before --plugin libraries join, and for `minigraph ops`
     return run(argc, argv);
   } catch (const CantWorkError& e) {
     return fail(kExitCantWork, e.what());

@@ -16,7 +16,7 @@ namespace {
 std::vector<std::string> kernel_devices(const OpDef& op) {
   std::vector<std::string> devices;
   for (int kind = 0; kind < kNumDeviceKinds; ++kind) {
-    if (op.kernels[kind] != nullptr)
+    if (op.kernel(static_cast<DeviceKind>(kind)) != nullptr)
       devices.emplace_back(device_kind_name(static_cast<DeviceKind>(kind)));
   }
   return devices;

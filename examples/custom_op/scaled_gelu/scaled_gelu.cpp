@@ -27,12 +27,12 @@ Tensor scaled_gelu_backward(const Tensor& grad, const Tensor& x, double scale) {
 namespace {
 
 void check_scale(const OpDef& self, const std::any& attrs) {
-  const double scale = attrs_as<ScaledGeluAttrs>(attrs).scale;
+  const double scale = attrs_as<ScaledGeluAttrs>("scaled_gelu", attrs).scale;
   MG_CHECK(std::isfinite(scale), self.name, "scale", "a finite scale", "{}", scale);
 }
 
 std::string describe_scale(const std::any& attrs) {
-  return fmt::format("scale={}", attrs_as<ScaledGeluAttrs>(attrs).scale);
+  return fmt::format("scale={}", attrs_as<ScaledGeluAttrs>("scaled_gelu", attrs).scale);
 }
 
 void register_forward(OpRegistry& registry) {
@@ -46,10 +46,10 @@ void register_forward(OpRegistry& registry) {
     return OutputSpec{in[0].shape(), in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    const double scale = attrs_as<ScaledGeluAttrs>(ctx.attrs).scale;
+    const double scale = ctx.attrs_as<ScaledGeluAttrs>().scale;
     return std::vector<Tensor>{scaled_gelu_backward(ctx.grad_out, ctx.inputs[0], scale)};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = scaled_gelu_cpu;
+  op.kernels = device_kernels(scaled_gelu_cpu);
   op.reference = scaled_gelu_reference;
   op.describe_attrs = describe_scale;
   op.cases = [] {
@@ -90,7 +90,7 @@ void register_backward(OpRegistry& registry) {
     check_scale(self, attrs);
     return OutputSpec{in[0].shape(), in[0].dtype()};
   };
-  op.kernels[static_cast<int>(DeviceKind::cpu)] = scaled_gelu_backward_cpu;
+  op.kernels = device_kernels(scaled_gelu_backward_cpu);
   op.reference = scaled_gelu_backward_reference;
   op.describe_attrs = describe_scale;
   op.cases = [] {

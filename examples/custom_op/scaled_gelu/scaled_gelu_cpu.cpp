@@ -25,7 +25,7 @@ T normal_pdf(T x) {
   return T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
 }
 
-double scale_of(const KernelContext& ctx) { return attrs_as<ScaledGeluAttrs>(ctx.attrs).scale; }
+double scale_of(const KernelContext& ctx) { return ctx.attrs_as<ScaledGeluAttrs>().scale; }
 
 }  // namespace
 
@@ -55,7 +55,7 @@ void scaled_gelu_backward_cpu(const KernelContext& ctx) {
 // element at a time, in double.
 Tensor scaled_gelu_reference(std::span<const Tensor> inputs, const std::any& attrs) {
   const Tensor& x = inputs[0];
-  const double scale = attrs_as<ScaledGeluAttrs>(attrs).scale;
+  const double scale = attrs_as<ScaledGeluAttrs>("scaled_gelu", attrs).scale;
   Tensor out = Tensor::empty(x.shape(), x.dtype());  // its own shape: elementwise
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     const double v = x.at_flat(i);
@@ -67,7 +67,7 @@ Tensor scaled_gelu_reference(std::span<const Tensor> inputs, const std::any& att
 Tensor scaled_gelu_backward_reference(std::span<const Tensor> inputs, const std::any& attrs) {
   const Tensor& grad = inputs[0];
   const Tensor& x = inputs[1];
-  const double scale = attrs_as<ScaledGeluAttrs>(attrs).scale;
+  const double scale = attrs_as<ScaledGeluAttrs>("scaled_gelu", attrs).scale;
   Tensor out = Tensor::empty(grad.shape(), grad.dtype());
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     const double v = x.at_flat(i);

@@ -78,14 +78,5 @@ class DeviceBuffer {
   void* data_;
 };
 
-// An id outside the table and its flat index in the ids tensor.
-struct BadId {
-  std::int64_t position;
-  std::int64_t id;
-};
-// The first (lowest-index) id of `ids` (i32 or i64, on a CUDA device) outside [0, rows),
-// found on the device; waits for the stream. The embedding ops turn it into the CPU's error.
-std::optional<BadId> first_bad_id(const Tensor& ids, std::int64_t rows);
-
 }  // namespace cuda
 }  // namespace mg

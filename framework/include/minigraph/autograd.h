@@ -4,6 +4,7 @@
 #pragma once
 
 #include <any>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -19,6 +20,7 @@ struct OpDef;
 struct Node {
   const OpDef* op = nullptr;
   std::vector<Tensor> inputs;
+  std::vector<std::uint64_t> saved_versions;  // each input's version when recorded
   std::any attrs;
   Shape out_shape;
   DType out_dtype = DType::f32;
@@ -44,5 +46,16 @@ void backward(const Tensor& root, const Tensor& grad = Tensor(), bool retain_gra
 
 // The recorded graph below `root` in topological order (inputs before the nodes using them).
 std::vector<const Node*> graph_nodes(const Tensor& root);
+
+// Makes `out` the output of a recorded `op` applied to `inputs` (their versions saved), when
+// grad mode is on and an input requires grad; otherwise leaves it alone. apply_op and the
+// views (view, narrow) record through it.
+void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out);
+
+// How backward sums two gradients of one tensor, out of place (either may be shared). The
+// ops library installs its add op here when it registers the built-in ops: the core has no
+// arithmetic of its own. A backward that needs a sum before one is installed is an mg::Error.
+using GradientSum = Tensor (*)(const Tensor& a, const Tensor& b);
+void set_gradient_sum(GradientSum sum);
 
 }  // namespace mg

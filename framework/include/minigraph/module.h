@@ -23,7 +23,8 @@ class Module {
   std::vector<Tensor> parameters() const;
   std::int64_t num_parameters() const;
   void zero_grad();
-  // Moves every parameter to the device, keeping requires_grad.
+  // Moves every parameter (and its gradient) to the device in place (Tensor::to_): handles
+  // given out before, e.g. to an optimizer, see the move.
   void to(Device device);
 
  protected:

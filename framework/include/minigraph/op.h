@@ -11,6 +11,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "minigraph/autograd.h"
@@ -19,12 +21,42 @@
 
 namespace mg {
 
+struct OpDef;
+
+// Reads an op's typed attributes; a mismatch (another type, or none) is an mg::Error naming the
+// op and both types, not a bare std::bad_any_cast.
+namespace detail {
+[[noreturn]] void throw_bad_attrs(std::string_view op, const std::type_info& expected,
+                                  const std::any& actual);
+}  // namespace detail
+template <typename Attrs>
+const Attrs& attrs_as(std::string_view op, const std::any& attrs) {
+  const Attrs* typed = std::any_cast<Attrs>(&attrs);
+  if (typed == nullptr) [[unlikely]]
+    detail::throw_bad_attrs(op, typeid(Attrs), attrs);
+  return *typed;
+}
+
 struct KernelContext {
+  const OpDef& op;
   std::span<const Tensor> inputs;
   const std::any& attrs;
-  Tensor& out;  // allocated by the dispatcher with the shape and dtype of the rule
+  Tensor& out;  // shaped and typed by the rule: fresh from the dispatcher, or a tensor given
+                // to apply_op_into (which may be one of the inputs, for ops that allow it)
+  template <typename Attrs>
+  const Attrs& attrs_as() const;
 };
 using Kernel = void (*)(const KernelContext&);
+
+// One device's kernel and the dtypes it computes in (empty: all of the op's dtypes).
+struct DeviceKernel {
+  Kernel run = nullptr;
+  std::vector<DType> dtypes;
+};
+using DeviceKernels = std::array<DeviceKernel, kNumDeviceKinds>;
+// The kernels of an op by device kind; a null one is "no kernel on that device". Ops in this
+// tree set them with MG_KERNELS (ops/common/kernels.h), which leaves CUDA null in CPU builds.
+DeviceKernels device_kernels(Kernel cpu, Kernel cuda = nullptr);
 
 // The naive reference of an op: its output, computed from the inputs (on the CPU) and the
 // attributes alone. It allocates the output itself (Tensor::empty / zeros) with a shape it
@@ -40,10 +72,13 @@ struct OutputSpec {
 };
 
 struct BackwardContext {
+  const OpDef& op;
   std::span<const Tensor> inputs;
   const std::any& attrs;
   const Tensor& grad_out;
   bool needs_grad(std::size_t input) const { return inputs[input].requires_grad(); }
+  template <typename Attrs>
+  const Attrs& attrs_as() const;
 };
 
 // How the harness makes one input of a case.
@@ -101,12 +136,18 @@ struct OpDef {
   std::string name;
   std::string summary;              // one line for `minigraph ops`
   std::vector<std::string> inputs;  // argument names, used in errors and graph pictures
-  std::vector<DType> dtypes = {DType::f32, DType::f64};  // float dtypes the kernels take
+  // The float dtypes of the op (the harness tests each); a device's kernel may take fewer
+  // (DeviceKernel::dtypes), and apply_op refuses the others before any kernel runs.
+  std::vector<DType> dtypes = {DType::f32, DType::f64};
   // The shape and dtype rule: checks the inputs (throwing mg::Error) and names the output.
   std::function<OutputSpec(const OpDef& self, std::span<const Tensor>, const std::any&)> infer;
   // Gradients for each input (undefined where none flows). Empty: not differentiable.
   std::function<std::vector<Tensor>(const BackwardContext&)> backward;
-  std::array<Kernel, kNumDeviceKinds> kernels{};
+  DeviceKernels kernels{};
+  // Whether apply_op_into may write the output over an input (elementwise ops, whose kernels
+  // read each element before writing it); otherwise an output sharing memory with an input
+  // is refused.
+  bool out_may_alias_input = false;
   // Naive loops on the CPU: what the shape rule and every kernel are checked against.
   Reference reference;
   std::function<std::vector<OpCase>()> cases;
@@ -116,12 +157,25 @@ struct OpDef {
   // program), or the op library that registered it (see plugin.h). Shown by `minigraph ops`.
   std::string origin;
 
-  Kernel kernel(DeviceKind kind) const { return kernels[static_cast<int>(kind)]; }
+  Kernel kernel(DeviceKind kind) const { return kernels[static_cast<int>(kind)].run; }
+  // The dtypes the kernel for `kind` computes in.
+  const std::vector<DType>& kernel_dtypes(DeviceKind kind) const;
 };
+
+template <typename Attrs>
+const Attrs& KernelContext::attrs_as() const {
+  return mg::attrs_as<Attrs>(op.name, attrs);
+}
+template <typename Attrs>
+const Attrs& BackwardContext::attrs_as() const {
+  return mg::attrs_as<Attrs>(op.name, attrs);
+}
 
 class OpRegistry {
  public:
-  // The process-wide registry, holding the built-in ops on first use.
+  // The process-wide registry: the ops registered so far. The built-in ops join it from the
+  // ops library (mg::register_builtin_ops, called on the first use of any built-in op); op
+  // libraries join it through plugin.h.
   static OpRegistry& instance();
   // Adds an op; throws if the name is taken or a required part is missing. The reference
   // stays valid for the life of the process.
@@ -138,9 +192,17 @@ class OpRegistry {
   std::string origin_ = "program";
 };
 
-// Runs an op: checks devices, applies the shape rule, allocates the output, runs the kernel
-// for the inputs' device, and records a node when autograd needs one.
+// Runs an op: checks devices, applies the shape rule, checks the dtypes against the device's
+// kernel, allocates the output, runs the kernel, and records a node when autograd needs one.
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {});
+
+// Runs an op into an existing tensor: the same checks, then the kernel writes `out` (which must
+// have the rule's shape and dtype and the inputs' device) without allocating and without
+// recording. The write path of optimizers, gradient buffers, chunked ops and loaded weights.
+// Refused, before anything is written: an `out` that autograd needs (see check_writable), and
+// an `out` overlapping an input unless the op allows it (OpDef::out_may_alias_input). Bumps
+// out's version (tensor.h).
+void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, Tensor& out, std::any attrs = {});
 
 // Testing aid: while a PoisonOutputsScope is alive on this thread, apply_op fills every output
 // with poison (NaN for floats, 0xA5 bytes otherwise) before its kernel runs, so an element a
@@ -185,29 +247,40 @@ Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t se
 std::vector<Tensor> make_case_inputs(const std::vector<InputSpec>& specs, DType real_dtype,
                                      Device device = Device::cpu());
 
-// Reads an op's typed attributes.
-template <typename Attrs>
-const Attrs& attrs_as(const std::any& attrs) {
-  return std::any_cast<const Attrs&>(attrs);
-}
-
 // Checks shared by shape rules; each throws mg::Error naming op and argument.
 void check_floating(const OpDef& op, std::size_t input, const Tensor& t);
 void check_integer(const OpDef& op, std::size_t input, const Tensor& t);
 void check_same_dtype(const OpDef& op, std::size_t input, const Tensor& t, DType expected);
 void check_rank(const OpDef& op, std::size_t input, const Tensor& t, std::int64_t min_rank,
                 std::int64_t max_rank);
-// Calls fn.template operator()<T>() with T = float or double for a float dtype.
+namespace detail {
+[[noreturn]] void throw_bad_dispatch(std::string_view expected, DType actual);
+}  // namespace detail
+// Calls fn.template operator()<T>() with T = float for f32 and double for f64; any other dtype
+// is an mg::Error (never "run it as float"). apply_op checks dtypes first, so this only fires
+// for a kernel called around it.
 template <typename Fn>
 decltype(auto) dispatch_float(DType dtype, Fn&& fn) {
-  if (dtype == DType::f64) return fn.template operator()<double>();
-  return fn.template operator()<float>();
+  switch (dtype) {
+    case DType::f32:
+      return fn.template operator()<float>();
+    case DType::f64:
+      return fn.template operator()<double>();
+    default:
+      detail::throw_bad_dispatch("a float dtype (f32, f64)", dtype);
+  }
 }
-// Same for integer ids (int32_t or int64_t).
+// Same for integer ids: int32_t for i32, int64_t for i64.
 template <typename Fn>
 decltype(auto) dispatch_ids(DType dtype, Fn&& fn) {
-  if (dtype == DType::i32) return fn.template operator()<std::int32_t>();
-  return fn.template operator()<std::int64_t>();
+  switch (dtype) {
+    case DType::i32:
+      return fn.template operator()<std::int32_t>();
+    case DType::i64:
+      return fn.template operator()<std::int64_t>();
+    default:
+      detail::throw_bad_dispatch("integer ids (i32, i64)", dtype);
+  }
 }
 
 }  // namespace mg

@@ -1,14 +1,23 @@
-// Tensor: a shared handle to row-major contiguous storage on one device.
+// Tensor: a shared handle to row-major contiguous elements of a storage on one device.
 //
 // Copying a Tensor shares its storage and its autograd state (like torch.Tensor or
 // std::shared_ptr): `Tensor b = a;` makes b another name for a. `clone()` copies the data.
-// `view()` and `detach()` share the data under another shape or without autograd history.
+// `view()`, `narrow()` and `detach()` share the data under another shape, as a part, or without
+// autograd history; every tensor is contiguous, possibly from an offset into its storage.
+//
+// Writing into a tensor: `copy_`, `fill_`, `zero_` here, `add_` and `mul_` (defined by the ops
+// library), and apply_op_into (op.h). None is recorded by autograd, so each refuses a tensor
+// that a recording would need (check_writable), and each bumps the storage's version: a
+// backward through a graph that saved the tensor before the write fails instead of returning
+// a wrong gradient. Setting a parameter's values is `{ NoGradGuard g; p.copy_(values); }`.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "minigraph/dtype.h"
@@ -30,16 +39,21 @@ class Storage {
   std::size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
   Backend& backend() const { return *backend_; }
+  // Counts the writes into this storage made through the write paths (tensor.h's header).
+  std::uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   Backend* backend_;
   Device device_;
   std::size_t bytes_;
   void* data_;
+  std::atomic<std::uint64_t> version_{0};
 };
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
+  std::int64_t offset = 0;  // in elements, from the start of the storage
   Shape shape;
   std::int64_t numel = 0;
   DType dtype = DType::f32;
@@ -55,8 +69,10 @@ class Tensor {
 
   // Uninitialised memory; kernels fill it.
   static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());
-  // A tensor over existing storage (which may be larger, e.g. with guard bytes after it).
-  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
+  // A tensor over existing storage from element `offset` (the storage may be larger, e.g. with
+  // guard bytes after it).
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
+                             std::int64_t offset = 0);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
   static Tensor full(const Shape& shape, double value, DType dtype = DType::f32,
                      Device device = Device::cpu());
@@ -80,7 +96,12 @@ class Tensor {
   Device device() const;
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
 
-  // Raw device pointer; typed access checks the dtype.
+  std::int64_t storage_offset() const;  // in elements
+  // The version of the storage (bumped by every write through the write paths).
+  std::uint64_t version() const;
+
+  // Raw device pointer to the first element; typed access checks the dtype. For kernels:
+  // writes through it are not versioned (use the write paths above to set values).
   void* raw_data() const;
   template <typename T>
   T* data() const;
@@ -98,9 +119,39 @@ class Tensor {
   Tensor to(DType dtype) const;    // converted copy (CPU); not recorded by autograd
   Tensor clone() const;            // a copy of the data, without autograd history
   Tensor detach() const;           // shares data, without autograd history
-  // Shares data under another shape with the same element count. Not recorded by autograd,
-  // so it refuses tensors that require grad while grad mode is on.
+  // Shares data under another shape with the same element count; one size may be -1 (worked
+  // out from the others). Recorded by autograd: the gradient is the upstream one, reshaped.
   Tensor view(const Shape& shape) const;
+  // Rows [start, start + length) along the first dimension, sharing data. Recorded by
+  // autograd: the gradient is the upstream one in those rows and zero elsewhere.
+  Tensor narrow(std::int64_t start, std::int64_t length) const;
+
+  // Writes (see the header comment). copy_ takes a tensor of the same shape and dtype from any
+  // device; fill_ stores `value` converted to the dtype.
+  Tensor& copy_(const Tensor& src);
+  Tensor& fill_(double value);
+  Tensor& zero_();
+  // this += alpha * x and this *= x (x broadcast to this tensor's shape): the ops library's
+  // add and mul kernels writing into this tensor (ops/tensor_methods.cpp).
+  Tensor& add_(const Tensor& x, double alpha = 1.0);
+  Tensor& mul_(const Tensor& x);
+  // Moves the data to `device` in place: every handle to this tensor sees it there (Module::to
+  // uses it, so tensors handed out before stay valid). Refuses a tensor that shares its
+  // storage with another (a view or a detach()), which would be left behind.
+  void to_(Device device);
+  // Throws mg::Error naming `op` unless a write into this tensor is safe for autograd: grad
+  // mode off, or a tensor that neither requires grad nor came out of a recorded op.
+  void check_writable(std::string_view op) const;
+
+  // Ops as methods and operators, so code reads like libtorch's; each is the op of the same
+  // name (defined by the ops library, ops/tensor_methods.cpp; the core never calls them).
+  Tensor matmul(const Tensor& other) const;
+  Tensor sum() const;  // every element
+  Tensor sum(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor exp() const;
+  Tensor log() const;
 
   // Autograd.
   bool requires_grad() const;
@@ -121,5 +172,15 @@ class Tensor {
   const TensorImpl& checked_impl() const;
   std::shared_ptr<TensorImpl> impl_;
 };
+
+// a + b, a - b, a * b, a / b with broadcasting, -a, and a tensor times a number: the ops add,
+// sub, mul, div, neg and scale (ops library).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator*(const Tensor& a, double factor);
+Tensor operator*(double factor, const Tensor& a);
 
 }  // namespace mg

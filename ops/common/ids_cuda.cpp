@@ -1,10 +1,10 @@
 // The host side of the device id check: queue the scan, read back the first bad position.
-#include "id_check.cuh"
+#include "common/ids_cuda.cuh"
 
 #include <limits>
 
-#include "cuda_backend.h"
-#include "cuda_check.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
 #include "minigraph/op.h"
 
 namespace mg::cuda {

@@ -1,8 +1,8 @@
-// The id range check on the device (see id_check.cuh).
+// The id range check on the device (see ids_cuda.cuh).
 //   N ids; ids [N] -> *first_bad = min { i : ids[i] outside [0, rows) }
-#include "cuda_check.h"
-#include "id_check.cuh"
-#include "kernel_launch.cuh"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel_launch.cuh"
+#include "common/ids_cuda.cuh"
 
 namespace mg::cuda {
 

@@ -1,5 +1,6 @@
-// The umbrella header: tensors, autograd, modules, gradcheck, graph pictures, op libraries,
-// threads and CPU memory statistics, every built-in op and the ANDREA layers.
+// The umbrella header, above every floor (framework, ops, models): tensors, autograd, modules,
+// gradcheck, graph pictures, op libraries, threads and CPU memory statistics, every built-in op and
+// the ANDREA layers.
 #pragma once
 
 #include "minigraph/autograd.h"
