@@ -162,7 +162,9 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   return out;
 }
 
-void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, Tensor& out, std::any attrs) {
+void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& target,
+                   std::any attrs) {
+  Tensor out = target;  // another handle: the kernel writes through it into target's memory
   MG_CHECK(out.defined(), op.name, "out", "a defined tensor to write into", "an undefined one");
   Prepared p = prepare(op, inputs, attrs);
   MG_CHECK(out.shape() == p.spec.shape && out.dtype() == p.spec.dtype, op.name, "out",

@@ -1,9 +1,11 @@
 // The op harness over the built-in ops, and the harness's own checks of how it compares.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
+#include "minigraph/backend.h"
 #include "minigraph/ops/builtin_ops.h"
 #include "minigraph/testing/op_harness.h"
 
@@ -37,6 +39,27 @@ TEST(OpHarness, CompareRejectsNonFiniteMismatches) {
       mg::testing::compare_tensors(Tensor::from_vector<double>({2.0, -inf}, {2}),
                                    Tensor::from_vector<double>({1.0, inf}, {2}), 1e-5, 1e-4);
   EXPECT_NE(diff.find("#1"), std::string::npos) << diff;
+}
+
+// An op without cases, reference or a kernel for a built backend is named by missing_parts,
+// which fails its ops.<op>_complete test; a complete op has no gaps.
+TEST(OpHarness, MissingPartsNamesWhatAnOpLacks) {
+  mg::register_builtin_ops();
+  EXPECT_TRUE(mg::testing::missing_parts(mg::OpRegistry::instance().get("add")).empty());
+  mg::OpDef bare = mg::OpRegistry::instance().get("add");
+  bare.cases = nullptr;
+  bare.reference = nullptr;
+  bare.kernels = mg::device_kernels(bare.kernel(mg::DeviceKind::cpu));  // no CUDA kernel
+  bare.kernels[0].dtypes = {mg::DType::f64, mg::DType::i32};
+  const auto gaps = mg::testing::missing_parts(bare);
+  const std::string all = fmt::format("{}", fmt::join(gaps, "\n"));
+  EXPECT_NE(all.find("no cases"), std::string::npos) << all;
+  EXPECT_NE(all.find("no naive reference"), std::string::npos) << all;
+  EXPECT_NE(all.find("takes i32"), std::string::npos) << all;
+  EXPECT_EQ(all.find("no cpu kernel"), std::string::npos) << all;
+  EXPECT_EQ(all.find("no cuda kernel") != std::string::npos,
+            mg::backend_built(mg::DeviceKind::cuda))
+      << all;
 }
 
 }  // namespace

@@ -16,11 +16,25 @@ namespace {
 struct Tolerance {
   double atol, rtol;
 };
-Tolerance forward_tolerance(DType dtype) {
-  return dtype == DType::f64 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-4};
+// How close each dtype must come, in one table: a new dtype (bf16) is one more row.
+//   forward: a kernel against the naive reference computed in f64;
+//   vs_cpu:  another backend against the CPU, in this dtype;
+//   vs_f64:  gradients in this dtype against the f64 ones (same inputs and upstream).
+struct DTypeTolerance {
+  DType dtype;
+  Tolerance forward, vs_cpu, vs_f64;
+};
+constexpr DTypeTolerance kTolerances[] = {
+    {DType::f32, {1e-5, 1e-4}, {1e-4, 1e-4}, {1e-4, 1e-4}},
+    {DType::f64, {1e-12, 1e-10}, {1e-10, 1e-9}, {0, 0}},
+};
+const DTypeTolerance& tolerance(DType dtype) {
+  for (const DTypeTolerance& t : kTolerances) {
+    if (t.dtype == dtype) return t;
+  }
+  throw Error("op harness", "dtype", "a dtype with a row in kTolerances (op_harness.cpp)",
+              std::string(dtype_name(dtype)));
 }
-// f32 results (kernels on another backend, f32 gradients) against f64 ones or the CPU's.
-constexpr Tolerance kF32Tolerance{1e-4, 1e-4};
 
 std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   return compare_tensors(actual, expected, tol.atol, tol.rtol);
@@ -88,7 +102,7 @@ void check_forward(const OpDef& op, const OpCase& c, Device device, DType dtype)
   backend.copy_to_host(after.data(), static_cast<char*>(storage->data()) + bytes, kGuard);
   EXPECT_EQ(guard, after) << op.name << " wrote past the end of its output";
 
-  std::string diff = compare(out, expected, forward_tolerance(dtype));
+  std::string diff = compare(out, expected, tolerance(dtype).forward);
   EXPECT_EQ(diff, "") << where(op, c, device, dtype) << " forward vs the naive reference";
   // The dispatcher's path (allocation, rule, recording) gives the same values.
   PoisonOutputsScope poison;
@@ -166,7 +180,7 @@ void check_f32_gradients(const OpDef& op, const OpCase& c) {
       continue;
     }
     EXPECT_EQ(grads32[g].dtype(), DType::f32) << "input '" << op.inputs[i] << "'";
-    EXPECT_EQ(compare(grads32[g], grads64[g], kF32Tolerance), "")
+    EXPECT_EQ(compare(grads32[g], grads64[g], tolerance(DType::f32).vs_f64), "")
         << where(op, c, Device::cpu(), DType::f32) << ": gradient of input '" << op.inputs[i]
         << "' vs the f64 gradient";
     ++g;
@@ -189,7 +203,7 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
   };
   auto on_device = run(device), on_cpu = run(Device::cpu());
   ASSERT_EQ(on_device.size(), on_cpu.size());
-  Tolerance tol = dtype == DType::f64 ? Tolerance{1e-10, 1e-9} : kF32Tolerance;
+  const Tolerance tol = tolerance(dtype).vs_cpu;
   for (std::size_t i = 0; i < on_cpu.size(); ++i) {
     EXPECT_EQ(compare(on_device[i], on_cpu[i], tol), "")
         << op.name << "/" << c.name << (i == 0 ? " forward" : " gradient of input ")
@@ -234,6 +248,31 @@ void add_test(const std::string& name, const char* file, std::function<void()> b
 
 }  // namespace
 
+std::vector<std::string> missing_parts(const OpDef& op) {
+  std::vector<std::string> gaps;
+  if (!op.cases || op.cases().empty()) gaps.push_back("no cases: nothing would test it");
+  if (!op.reference) gaps.push_back("no naive reference to check its kernels against");
+  if (op.dtypes.empty()) gaps.push_back("no dtype declared");
+  for (DType dtype : op.dtypes) {
+    if (!is_floating(dtype)) gaps.push_back(fmt::format("declares {}", dtype_name(dtype)));
+  }
+  for (int k = 0; k < kNumDeviceKinds; ++k) {
+    const auto kind = static_cast<DeviceKind>(k);
+    if (op.kernel(kind) == nullptr) {
+      if (op.origin == "builtin" && backend_built(kind))
+        gaps.push_back(
+            fmt::format("no {} kernel in a build with that backend", device_kind_name(kind)));
+      continue;
+    }
+    for (DType dtype : op.kernel_dtypes(kind)) {
+      if (std::find(op.dtypes.begin(), op.dtypes.end(), dtype) == op.dtypes.end())
+        gaps.push_back(fmt::format("its {} kernel takes {}, which the op does not declare",
+                                   device_kind_name(kind), dtype_name(dtype)));
+    }
+  }
+  return gaps;
+}
+
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double atol,
                             double rtol) {
   if (actual.shape() != expected.shape())
@@ -266,12 +305,17 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
 void register_op_tests(std::string_view origin) {
   for (const OpDef* op : OpRegistry::instance().all()) {
     if (!origin.empty() && op->origin != origin) continue;
+    add_test(op->name + "_complete", __FILE__, [op] {
+      const auto gaps = missing_parts(*op);
+      EXPECT_TRUE(gaps.empty()) << op->name << ": " << fmt::format("{}", fmt::join(gaps, "; "));
+    });
+    if (!op->reference) continue;  // the test above fails; the others would only crash
     const std::vector<Device> devices = devices_to_test(*op);
     for (const OpCase& c : op->cases ? op->cases() : std::vector<OpCase>{}) {
       for (Device device : devices) {
         const std::string base =
             fmt::format("{}_{}_{}", op->name, c.name, device_kind_name(device.kind));
-        for (DType dtype : op->dtypes) {
+        for (DType dtype : op->kernel_dtypes(device.kind)) {
           add_test(base + "_" + std::string(dtype_name(dtype)) + "_forward", __FILE__,
                    [op, c, device, dtype] { check_forward(*op, c, device, dtype); });
           if (!device.is_cpu()) {
@@ -279,13 +323,14 @@ void register_op_tests(std::string_view origin) {
                      [op, c, device, dtype] { check_against_cpu(*op, c, device, dtype); });
           }
         }
-        if (op->backward && has_grad_input(c)) {
+        const auto& dtypes = op->kernel_dtypes(device.kind);
+        auto takes = [&](DType d) {
+          return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+        };
+        if (op->backward && has_grad_input(c) && takes(DType::f64)) {
           add_test(base + "_f64_gradcheck", __FILE__,
                    [op, c, device] { check_gradients(*op, c, device); });
-          const bool both_floats =
-              std::count(op->dtypes.begin(), op->dtypes.end(), DType::f32) > 0 &&
-              std::count(op->dtypes.begin(), op->dtypes.end(), DType::f64) > 0;
-          if (device.is_cpu() && both_floats) {
+          if (device.is_cpu() && takes(DType::f32)) {
             add_test(base + "_f32_grad_vs_f64", __FILE__, [op, c] { check_f32_gradients(*op, c); });
           }
         }

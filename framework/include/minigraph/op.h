@@ -202,7 +202,8 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {}
 // Refused, before anything is written: an `out` that autograd needs (see check_writable), and
 // an `out` overlapping an input unless the op allows it (OpDef::out_may_alias_input). Bumps
 // out's version (tensor.h).
-void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, Tensor& out, std::any attrs = {});
+void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& out,
+                   std::any attrs = {});
 
 // Testing aid: while a PoisonOutputsScope is alive on this thread, apply_op fills every output
 // with poison (NaN for floats, 0xA5 bytes otherwise) before its kernel runs, so an element a

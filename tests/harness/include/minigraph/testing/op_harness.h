@@ -8,12 +8,14 @@
 //     and guard bytes after it (no out-of-bounds writes);
 //   - gradients against finite differences (f64), f32 gradients against f64 ones (CPU), and
 //     every other backend against the CPU;
-//   - every error case throws mg::Error naming the op, and leaves the inputs untouched.
+//   - every error case throws mg::Error naming the op, and leaves the inputs untouched;
+//   - the op has every part these checks need (missing_parts), as ops.<op>_complete.
 // An op registered with cases is covered without any test code of its own.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "minigraph/op.h"
 
@@ -23,6 +25,11 @@ namespace mg::testing {
 // OpDef::origin is `origin` (an op library's harness tests its own ops, not the built-ins
 // again). Call before RUN_ALL_TESTS.
 void register_op_tests(std::string_view origin = {});
+
+// What an op lacks for the harness to check it, one line each (empty: nothing): cases, a naive
+// reference, float dtypes, kernels only for declared dtypes, and for a built-in op a kernel
+// for every backend the build has. An op with no cases would otherwise get no test at all.
+std::vector<std::string> missing_parts(const OpDef& op);
 
 // The harness's main: registers the tests and runs them.
 int run_op_harness(int argc, char** argv, std::string_view origin = {});
