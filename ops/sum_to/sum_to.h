@@ -12,7 +12,4 @@ struct SumToAttrs {
 // backward of every broadcasting op. Returns x itself when the shapes are equal.
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
-// The sum of every element, as a scalar (shape []): a loss to call backward() on.
-inline Tensor sum(const Tensor& x) { return sum_to(x, {}); }
-
 }  // namespace mg

@@ -10,13 +10,14 @@
 #include "minigraph/op.h"
 #include "minigraph/threads.h"
 #include "sum_to/sum_to.h"
+#include "sum_to/sum_to_kernels.h"
 
 namespace mg {
 
 namespace {
 
 template <typename T>
-void sum_to_loop(const Tensor& x, Tensor& out) {
+void sum_to_loop(const Tensor& x, const Tensor& out) {
   const T* px = x.data<T>();
   T* po = out.data<T>();
   std::fill(po, po + out.numel(), T(0));
@@ -81,12 +82,10 @@ T sum_all(const T* x, std::int64_t n) {
 
 }  // namespace
 
-void sum_to_cpu(const KernelContext& ctx) {
-  const Tensor& x = ctx.inputs[0];
-  Tensor& out = ctx.out;
+void sum_to_cpu_into(const Tensor& x, const Tensor& out) {
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t inner = out.numel();
-    if (inner > 0 && is_leading_broadcast(ctx.attrs_as<SumToAttrs>().shape, x.shape())) {
+    if (inner > 0 && is_leading_broadcast(out.shape(), x.shape())) {
       if (inner == 1) {
         out.data<T>()[0] = sum_all<T>(x.data<T>(), x.numel());
       } else {
@@ -97,6 +96,8 @@ void sum_to_cpu(const KernelContext& ctx) {
     sum_to_loop<T>(x, out);
   });
 }
+
+void sum_to_cpu(const KernelContext& ctx) { sum_to_cpu_into(ctx.inputs[0], ctx.out); }
 
 // The naive reference, written apart from the kernels above (no helper of theirs, nothing
 // from common/broadcast.h). The output has the target shape; each of its elements is the sum,

@@ -4,7 +4,7 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "minigraph/op.h"
-#include "sum_to/sum_to.h"
+#include "sum_to/sum_to_kernels.h"
 
 namespace mg {
 
@@ -54,19 +54,19 @@ cuda::ReduceLayout reduce_layout(const Shape& x, const Shape& target) {
 
 }  // namespace
 
-void sum_to_cuda(const KernelContext& ctx) {
-  const Tensor& x = ctx.inputs[0];
-  Tensor& out = ctx.out;
+void sum_to_cuda_into(const Tensor& x, const Tensor& out) {
   CudaBackend& backend = cuda::activate(out.device());
   if (x.numel() == 0) {
     backend.fill_zero(out.raw_data(), out.nbytes());
     return;
   }
-  const cuda::ReduceLayout layout = reduce_layout(x.shape(), ctx.attrs_as<SumToAttrs>().shape);
+  const cuda::ReduceLayout layout = reduce_layout(x.shape(), out.shape());
   cuda::DeviceBuffer scratch(backend, cuda::sum_to_scratch_bytes(layout, dtype_size(out.dtype())));
   dispatch_float(out.dtype(), [&]<typename T>() {
     cuda::sum_to_launch(x.data<T>(), out.data<T>(), layout, scratch.data(), backend.stream());
   });
 }
+
+void sum_to_cuda(const KernelContext& ctx) { sum_to_cuda_into(ctx.inputs[0], ctx.out); }
 
 }  // namespace mg
