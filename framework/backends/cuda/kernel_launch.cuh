@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 namespace mg::cuda {
 
@@ -26,9 +25,22 @@ inline unsigned int threads_for_row(std::int64_t width) {
       std::clamp<std::int64_t>((width + 31) / 32 * 32, 32, kThreadsPerBlock));
 }
 
-// float4 for float, double2 for double: 16 bytes, one vector load.
+// float4 for float, double2 for double: 16 bytes, one vector load. Any other T fails to
+// compile: a catch-all would read an int as a double2.
 template <typename T>
-using Vec16 = std::conditional_t<std::is_same_v<T, float>, float4, double2>;
+struct Vec16Of {
+  static_assert(sizeof(T) == 0, "Vec16<T>: T must be float or double");
+};
+template <>
+struct Vec16Of<float> {
+  using type = float4;
+};
+template <>
+struct Vec16Of<double> {
+  using type = double2;
+};
+template <typename T>
+using Vec16 = typename Vec16Of<T>::type;
 template <typename T>
 inline constexpr std::int64_t kVecLanes = 16 / sizeof(T);
 

@@ -1,0 +1,43 @@
+// broadcast_layout: one pass over out's axes, outermost first. An axis of size 1 adds nothing
+// to any offset and is dropped; an axis merges into the group before it when both inputs step
+// across the whole of it exactly as they step to the group's next index (stride * size).
+//   a [..A], b [..B] -> out [broadcast(A, B)] -> layout [G], G <= kMaxBroadcastGroups
+#include "common/broadcast_layout.h"
+
+#include <fmt/format.h>
+
+#include "common/broadcast.h"
+#include "minigraph/error.h"
+
+namespace mg {
+
+BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shape& b,
+                                 const Shape& out) {
+  const auto stride_a = broadcast_strides(a, out), stride_b = broadcast_strides(b, out);
+  BroadcastLayout layout{};
+  int rank = 0;
+  for (std::size_t axis = 0; axis < out.size(); ++axis) {
+    if (out[axis] == 1) continue;
+    const bool merges = rank > 0 && layout.stride_a[rank - 1] == stride_a[axis] * out[axis] &&
+                        layout.stride_b[rank - 1] == stride_b[axis] * out[axis];
+    if (merges) {
+      layout.size[rank - 1] *= out[axis];
+    } else {
+      MG_CHECK(rank < kMaxBroadcastGroups, std::string(op), "b",
+               fmt::format("a broadcast of at most {} axis groups on CUDA", kMaxBroadcastGroups),
+               "shapes {} and {}", shape_str(a), shape_str(b));
+      layout.size[rank] = out[axis];
+      ++rank;
+    }
+    layout.stride_a[rank - 1] = stride_a[axis];
+    layout.stride_b[rank - 1] = stride_b[axis];
+  }
+  if (rank == 0) {  // a single element (every stride stays 0)
+    layout.size[0] = 1;
+    rank = 1;
+  }
+  layout.rank = rank;
+  return layout;
+}
+
+}  // namespace mg

@@ -1,0 +1,35 @@
+// The layout of a two-input broadcast as the CUDA elementwise kernels walk it: the output's
+// shape with size-1 axes dropped and axes that are contiguous in both inputs merged, and each
+// input's element stride per merged axis. Plain C++17 with standard headers only: the CPU
+// tests check it, and the .cu files (nvcc, C++17, no minigraph headers) take the struct as a
+// kernel argument.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace mg {
+
+// Kernels carry the layout by value, so its size is fixed.
+inline constexpr int kMaxBroadcastGroups = 8;
+
+// out's merged axes (outermost first) and each input's element stride along them (0 where that
+// input is broadcast). Element i of out, unravelled by `size`, reads a and b at the dot product
+// of its index with stride_a and stride_b.
+struct BroadcastLayout {
+  int rank;  // 1..kMaxBroadcastGroups; a single element is one axis of size 1
+  std::int64_t size[kMaxBroadcastGroups];
+  std::int64_t stride_a[kMaxBroadcastGroups];
+  std::int64_t stride_b[kMaxBroadcastGroups];
+};
+
+// The layout of out = f(a, b) for contiguous a and b that broadcast to `out` (the shape rule has
+// checked that). a stays a and b stays b: the order matters for a - b and a / b. Throws
+// mg::Error naming `op` when more than kMaxBroadcastGroups axis groups remain after merging.
+// Shapes are mg::Shape, spelled out here to keep minigraph/dtype.h (C++20) away from nvcc.
+BroadcastLayout broadcast_layout(std::string_view op, const std::vector<std::int64_t>& a,
+                                 const std::vector<std::int64_t>& b,
+                                 const std::vector<std::int64_t>& out);
+
+}  // namespace mg
