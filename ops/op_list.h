@@ -1,6 +1,15 @@
 // The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
 // here; ops/CMakeLists.txt reads this list for the sources and the umbrella header.
 MG_OP(add)
+MG_OP(sub)
+MG_OP(mul)
+MG_OP(div)
+MG_OP(neg)
+MG_OP(scale)
+MG_OP(exp)
+MG_OP(log)
+MG_OP(sum)
+MG_OP(mean)
 MG_OP(sum_to)
 MG_OP(broadcast_to)
 MG_OP(matmul)

@@ -1,20 +1,59 @@
 // Tensor's op methods and operators (declared in tensor.h): thin sugar over the ops, defined
-// here in the ops floor so that the core never calls an op.
+// here in the ops floor so that the core never calls an op. The in-place ones write through
+// apply_op_into, unrecorded, into the tensor's own memory.
 #include "add/add.h"
 #include "common/define_op.h"
+#include "div/div.h"
+#include "exp/exp.h"
+#include "log/log.h"
 #include "matmul/matmul.h"
+#include "mean/mean.h"
+#include "minigraph/autograd.h"
+#include "mul/mul.h"
+#include "neg/neg.h"
+#include "scale/scale.h"
+#include "sub/sub.h"
+#include "sum/sum.h"
 
 namespace mg {
 
 Tensor Tensor::matmul(const Tensor& other) const { return mg::matmul(*this, other); }
+Tensor Tensor::sum() const { return mg::sum(*this); }
+Tensor Tensor::sum(const std::vector<std::int64_t>& dims, bool keepdim) const {
+  return mg::sum(*this, dims, keepdim);
+}
+Tensor Tensor::mean() const { return mg::mean(*this); }
+Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
+  return mg::mean(*this, dims, keepdim);
+}
+Tensor Tensor::exp() const { return mg::exp(*this); }
+Tensor Tensor::log() const { return mg::log(*this); }
 
 Tensor& Tensor::add_(const Tensor& x, double alpha) {
-  static const OpDef& add = builtin_op("add");
-  MG_CHECK(alpha == 1.0, "add_", "alpha", "1", "{}", alpha);
-  apply_op_into(add, {*this, x}, *this);
+  static const OpDef& add_op = builtin_op("add");
+  check_writable("add_");
+  if (alpha == 1.0) {
+    apply_op_into(add_op, {*this, x}, *this);
+    return *this;
+  }
+  NoGradGuard no_grad;  // the scaled copy is a temporary, never part of a graph
+  apply_op_into(add_op, {*this, scale(x, alpha)}, *this);
+  return *this;
+}
+
+Tensor& Tensor::mul_(const Tensor& x) {
+  static const OpDef& mul_op = builtin_op("mul");
+  check_writable("mul_");
+  apply_op_into(mul_op, {*this, x}, *this);
   return *this;
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator*(const Tensor& a, double factor) { return scale(a, factor); }
+Tensor operator*(double factor, const Tensor& a) { return scale(a, factor); }
 
 }  // namespace mg

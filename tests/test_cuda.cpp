@@ -185,6 +185,32 @@ TEST_F(Cuda, OutOfMemoryIsAnErrorAndTheContextStaysUsable) {
 
 // f32 products are exact f32 unless TF32 is asked for: with K = 4096 the exact error stays
 // near 1e-4, where TF32's 10-bit inputs would give errors near 1e-2.
+// Module::to moves in place: a handle taken before (an optimizer's) sees the parameter, and
+// its gradient, on the GPU; writes between devices go through copy_.
+TEST_F(Cuda, ModuleToMovesParametersInPlaceAndCopyCrossesDevices) {
+  Embedding table(5, 4, 3, DType::f64);
+  Tensor handle = table.weight();
+  const auto values = handle.to_vector<double>();
+  Tensor ids = Tensor::from_vector<std::int64_t>({1, 1, 4}, {3});
+  table.forward(ids).backward(Tensor::ones({3, 4}, DType::f64));
+  table.to(kGpu);
+  EXPECT_EQ(handle.device(), kGpu);
+  EXPECT_TRUE(handle.is_same(table.weight()));
+  EXPECT_TRUE(handle.requires_grad());
+  EXPECT_EQ(handle.grad().device(), kGpu);
+  EXPECT_EQ(handle.to(Device::cpu()).to_vector<double>(), values);
+  Tensor host = Tensor::zeros({5, 4}, DType::f64);
+  host.copy_(handle);  // GPU -> CPU
+  EXPECT_EQ(host.to_vector<double>(), values);
+  {
+    NoGradGuard no_grad;
+    handle.narrow(1, 2).fill_(0.5);  // a view on the GPU, written in place
+  }
+  EXPECT_EQ(handle.to(Device::cpu()).at({2, 3}), 0.5);
+  table.to(Device::cpu());
+  EXPECT_TRUE(handle.device().is_cpu());
+}
+
 TEST_F(Cuda, MatmulIsExactF32UnlessTf32IsAllowed) {
   EXPECT_FALSE(cuda::allow_tf32());
   Tensor a = Tensor::normal({64, 4096}, 0, 1, 16), b = Tensor::normal({4096, 64}, 0, 1, 17);

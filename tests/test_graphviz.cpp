@@ -85,7 +85,7 @@ struct TinyAndrea {
 TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
   TinyAndrea a;
   ParsedDot dot(to_dot(a.loss, a.options(false)));
-  for (const char* op : {"embedding", "position_embedding", "add", "matmul", "sum_to"}) {
+  for (const char* op : {"embedding", "position_embedding", "add", "matmul", "sum"}) {
     EXPECT_EQ(dot.nodes(op).size(), 1u) << op;
   }
   ASSERT_EQ(dot.nodes("input.tok_emb.weight").size(), 1u);
@@ -99,7 +99,7 @@ TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
             "position_embedding\\nT=5, offset=0\\n-> [5, 4] f32");
   EXPECT_EQ(dot.nodes("matmul")[0],
             "matmul\\ntranspose_a=false, transpose_b=false\\n-> [2, 5, 11] f32");
-  EXPECT_EQ(dot.nodes("sum_to")[0], "sum_to\\nshape=[]\\n-> [] f32");
+  EXPECT_EQ(dot.nodes("sum")[0], "sum\\ndims={}, keepdim=false\\n-> [] f32");
 
   EXPECT_EQ(dot.count_edges("input.tok_emb.weight", "embedding", "table"), 1);
   EXPECT_EQ(dot.count_edges("ids", "embedding", "ids"), 1);
@@ -108,7 +108,7 @@ TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
   EXPECT_EQ(dot.count_edges("position_embedding", "add", "b"), 1);
   EXPECT_EQ(dot.count_edges("add", "matmul", "a"), 1);
   EXPECT_EQ(dot.count_edges("head.weight", "matmul", "b"), 1);
-  EXPECT_EQ(dot.count_edges("matmul", "sum_to", "x"), 1);
+  EXPECT_EQ(dot.count_edges("matmul", "sum", "x"), 1);
   EXPECT_EQ(dot.edges.size(), 8u);
   EXPECT_EQ(dot.labels.size(), 9u);  // 5 ops, 3 parameters, ids
 }
@@ -120,7 +120,7 @@ TEST(Graphviz, BackwardRulesAndGradientEdgesIntoParameters) {
   EXPECT_NE(text.find("subgraph cluster_backward"), std::string::npos);
   EXPECT_NE(text.find("label=\"backward of matmul\""), std::string::npos);
   EXPECT_EQ(dot.nodes("upstream gradient")[0], "upstream gradient\\n[] f32");
-  // sum_to's rule: the upstream broadcast back; matmul's: two matmuls; each embedding: its
+  // sum's rule: the upstream broadcast back; matmul's: two matmuls; each embedding: its
   // scatter.
   EXPECT_EQ(dot.count_edges("upstream gradient", "broadcast_to", "x"), 1);
   EXPECT_EQ(dot.nodes("matmul").size(), 3u);  // the forward one and two in its backward
@@ -205,7 +205,7 @@ TEST(OpObserver, SeesEveryOpInItsScopeAndRestoresThePrevious) {
   }
   add(a, b);  // no observer left
   EXPECT_EQ(outer, (std::vector<std::string>{"add", "matmul"}));
-  EXPECT_EQ(inner, (std::vector<std::string>{"sum_to 1 -> []"}));
+  EXPECT_EQ(inner, (std::vector<std::string>{"sum 1 -> []"}));
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "minigraph/error.h"
 #include "minigraph/ops/add/add.h"
 #include "minigraph/ops/matmul/matmul.h"
-#include "minigraph/error.h"
 #include "minigraph/ops/token_position_embedding/token_position_embedding.h"
 
 namespace mg::andrea {
