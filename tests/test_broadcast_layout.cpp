@@ -1,7 +1,7 @@
-// broadcast_layout (ops/common/broadcast_layout.h), the layout the CUDA elementwise kernels
-// walk, checked on the CPU: size-1 axes dropped, contiguous axes merged, a and b kept in
-// order, every output element mapped to the elements NumPy's rule names, and the 8-group
-// limit as an error.
+// broadcast_layout and reduce_layout (ops/common/broadcast_layout.h), the layouts the CUDA
+// elementwise, broadcast_to and sum_to kernels walk, checked on the CPU: size-1 axes dropped,
+// contiguous axes merged, a and b kept in order, every output element mapped to the elements
+// NumPy's rule names, and the 8-group limit as an error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -157,6 +157,57 @@ TEST(BroadcastLayout, AtMostEightGroups) {
   EXPECT_EQ(testing::expect_error([&] { broadcast_layout("sub", a9, b9, out9); }).op(), "sub");
   // Nine axes that merge into fewer groups are fine.
   EXPECT_EQ(broadcast_layout("test", Shape(9, 2), Shape(9, 2), Shape(9, 2)).rank, 1);
+}
+
+// reduce_layout, what the CUDA sum_to walks: every element of x is summed exactly once, into
+// the output element NumPy's rule pairs it with (out[j] gathers x's elements that broadcast
+// from target element j).
+std::int64_t group_offset(const AxisGroup& group, std::int64_t index) {
+  std::int64_t offset = 0;
+  for (int axis = group.rank - 1; axis >= 0; --axis) {
+    offset += (index % group.size[axis]) * group.stride[axis];
+    index /= group.size[axis];
+  }
+  return offset;
+}
+
+void expect_reduces_like_numpy(const Shape& x, const Shape& target) {
+  const ReduceLayout layout = reduce_layout("test", x, target);
+  ASSERT_EQ(layout.kept.count, numel(target)) << shape_str(x) << " to " << shape_str(target);
+  ASSERT_EQ(layout.kept.count * layout.reduced.count, numel(x));
+  std::vector<int> seen(static_cast<std::size_t>(numel(x)), 0);
+  for (std::int64_t j = 0; j < layout.kept.count; ++j) {
+    for (std::int64_t r = 0; r < layout.reduced.count; ++r) {
+      const std::int64_t offset = group_offset(layout.kept, j) + group_offset(layout.reduced, r);
+      ASSERT_GE(offset, 0);
+      ASSERT_LT(offset, numel(x));
+      ++seen[static_cast<std::size_t>(offset)];
+      ASSERT_EQ(numpy_offset(target, x, offset), j)
+          << shape_str(x) << " to " << shape_str(target) << ": x element " << offset;
+    }
+  }
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+TEST(ReduceLayout, SumsEveryElementOnceIntoItsNumpyTarget) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 3, 4}, {}},        {{2, 3, 4}, {3, 4}},    {{2, 3, 4}, {2, 1, 4}},
+      {{2, 3, 4}, {1, 3, 1}}, {{2, 3, 4}, {2, 3, 4}}, {{5}, {1}},
+      {{1, 1}, {1}},          {{4, 1, 6}, {1, 6}},    {{2, 3, 4, 5}, {3, 1, 5}},
+      {{16, 8}, {8}},
+  };
+  for (const auto& [x, target] : cases) expect_reduces_like_numpy(x, target);
+  // The input layer's position gradient: [B, T, D] to [T, D] keeps one merged group.
+  const ReduceLayout position = reduce_layout("test", {8, 1024, 768}, {1024, 768});
+  EXPECT_EQ(position.kept.rank, 1);
+  EXPECT_EQ(position.kept.count, 1024 * 768);
+  EXPECT_EQ(position.reduced.count, 8);
+  EXPECT_EQ(position.reduced.stride[0], 1024 * 768);
+  testing::expect_error_containing(
+      [] {
+        reduce_layout("sum_to", Shape(9, 2), {2, 1, 2, 1, 2, 1, 2, 1, 2});
+      },
+      "at most 8 axis groups");
 }
 
 }  // namespace

@@ -11,31 +11,31 @@ namespace {
 
 template <typename T>
 __global__ void broadcast_to_kernel(const T* __restrict__ x, T* __restrict__ out,
-                                    std::int64_t count, RepeatLayout layout) {
+                                    std::int64_t count, BroadcastLayout layout) {
   for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
     std::int64_t rest = i, offset = 0;
     for (int axis = layout.rank - 1; axis > 0; --axis) {
       const std::int64_t outer = rest / layout.size[axis];
-      offset += (rest - outer * layout.size[axis]) * layout.stride_x[axis];
+      offset += (rest - outer * layout.size[axis]) * layout.stride_a[axis];
       rest = outer;
     }
-    out[i] = x[offset + rest * layout.stride_x[0]];
+    out[i] = x[offset + rest * layout.stride_a[0]];
   }
 }
 
 }  // namespace
 
 template <typename T>
-void broadcast_to_launch(const T* x, T* out, std::int64_t count, const RepeatLayout& layout,
+void broadcast_to_launch(const T* x, T* out, std::int64_t count, const BroadcastLayout& layout,
                          cudaStream_t stream) {
   if (count == 0) return;
   broadcast_to_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(x, out, count, layout);
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-template void broadcast_to_launch<float>(const float*, float*, std::int64_t, const RepeatLayout&,
+template void broadcast_to_launch<float>(const float*, float*, std::int64_t, const BroadcastLayout&,
                                          cudaStream_t);
-template void broadcast_to_launch<double>(const double*, double*, std::int64_t, const RepeatLayout&,
+template void broadcast_to_launch<double>(const double*, double*, std::int64_t, const BroadcastLayout&,
                                           cudaStream_t);
 
 }  // namespace mg::cuda

@@ -5,21 +5,14 @@
 
 #include <cstdint>
 
+#include "common/broadcast_layout.h"
+
 namespace mg::cuda {
 
-inline constexpr int kMaxRepeatRank = 8;
-
-// out's shape with size-1 axes dropped and contiguous runs merged, and x's element stride
-// along every axis (0 where x is repeated).
-struct RepeatLayout {
-  int rank;
-  std::int64_t size[kMaxRepeatRank];
-  std::int64_t stride_x[kMaxRepeatRank];
-};
-
-// out[i] = x[offset_x(i)]   out [count]. T: float or double; queued on `stream`.
+// out[i] = x[offset(i)]   out [count], with x as the layout's input a (its stride_a; 0 where x
+// is repeated). T: float or double; queued on `stream`.
 template <typename T>
-void broadcast_to_launch(const T* x, T* out, std::int64_t count, const RepeatLayout& layout,
+void broadcast_to_launch(const T* x, T* out, std::int64_t count, const BroadcastLayout& layout,
                          cudaStream_t stream);
 
 }  // namespace mg::cuda

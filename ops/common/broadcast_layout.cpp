@@ -6,13 +6,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "common/broadcast.h"
 #include "minigraph/error.h"
 
 namespace mg {
 
 BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shape& b,
-                                 const Shape& out) {
+                                 const Shape& out, std::string_view argument) {
   const auto stride_a = broadcast_strides(a, out), stride_b = broadcast_strides(b, out);
   BroadcastLayout layout{};
   int rank = 0;
@@ -23,7 +26,7 @@ BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shap
     if (merges) {
       layout.size[rank - 1] *= out[axis];
     } else {
-      MG_CHECK(rank < kMaxBroadcastGroups, std::string(op), "b",
+      MG_CHECK(rank < kMaxBroadcastGroups, std::string(op), std::string(argument),
                fmt::format("a broadcast of at most {} axis groups on CUDA", kMaxBroadcastGroups),
                "shapes {} and {}", shape_str(a), shape_str(b));
       layout.size[rank] = out[axis];
@@ -37,6 +40,26 @@ BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shap
     rank = 1;
   }
   layout.rank = rank;
+  return layout;
+}
+
+ReduceLayout reduce_layout(std::string_view op, const Shape& x, const Shape& target) {
+  const BroadcastLayout groups = broadcast_layout(op, target, x, x, "shape");
+  ReduceLayout layout;
+  int kept = 0, reduced = 0;
+  for (int g = 0; g < groups.rank; ++g) {  // outermost first
+    const bool keeps = groups.stride_a[g] != 0;
+    AxisGroup& into = keeps ? layout.kept : layout.reduced;
+    int& rank = keeps ? kept : reduced;
+    into.size[rank] = groups.size[g];
+    into.stride[rank] = groups.stride_b[g];
+    ++rank;
+  }
+  for (auto [group, rank] : {std::pair{&layout.kept, kept}, std::pair{&layout.reduced, reduced}}) {
+    group->rank = std::max(rank, 1);  // none: one index, offset 0 (the defaults)
+    group->count = 1;
+    for (int axis = 0; axis < rank; ++axis) group->count *= group->size[axis];
+  }
   return layout;
 }
 

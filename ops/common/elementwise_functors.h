@@ -3,15 +3,7 @@
 // differ in. Plain C++ that nvcc also compiles for the device.
 #pragma once
 
-// __host__ __device__ under nvcc, nothing for the host compiler (common/unary_functor.h
-// defines the same macro, identically).
-#ifndef MG_HOST_DEVICE
-#ifdef __CUDACC__
-#define MG_HOST_DEVICE __host__ __device__
-#else
-#define MG_HOST_DEVICE
-#endif
-#endif
+#include "common/host_device.h"
 
 namespace mg {
 

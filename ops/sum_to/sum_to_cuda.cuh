@@ -6,23 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/broadcast_layout.h"  // ReduceLayout, AxisGroup
+
 namespace mg::cuda {
-
-inline constexpr int kMaxAxisGroups = 8;
-
-// Axes of x flattened into one index: index -> offset through mixed-radix sizes and strides.
-struct AxisGroup {
-  int rank = 1;
-  std::int64_t size[kMaxAxisGroups] = {1};
-  std::int64_t stride[kMaxAxisGroups] = {0};
-  std::int64_t count = 1;  // product of the sizes
-};
-
-// x's axes split into those kept in out (in out's order) and those summed away.
-struct ReduceLayout {
-  AxisGroup kept;
-  AxisGroup reduced;
-};
 
 // Device scratch that sum_to_launch needs for this layout and element size.
 std::size_t sum_to_scratch_bytes(const ReduceLayout& layout, std::size_t element_size);
