@@ -2,6 +2,7 @@
 // here in the ops floor so that the core never calls an op. The in-place ones write through
 // apply_op_into, unrecorded, into the tensor's own memory.
 #include "add/add.h"
+#include "common/broadcast.h"
 #include "common/define_op.h"
 #include "div/div.h"
 #include "exp/exp.h"
@@ -16,6 +17,20 @@
 #include "sum/sum.h"
 
 namespace mg {
+
+namespace {
+
+// x must broadcast to self's shape: the result of an in-place write keeps self's shape.
+void check_broadcasts_to_self(std::string_view method, const Tensor& self, const Tensor& x) {
+  MG_CHECK(x.defined(), std::string(method), "x", "a defined tensor", "an undefined one");
+  Shape both;
+  MG_CHECK(broadcast_shapes(self.shape(), x.shape(), both) && both == self.shape(),
+           std::string(method), "x",
+           fmt::format("a shape that broadcasts to self's {}", shape_str(self.shape())), "{}",
+           shape_str(x.shape()));
+}
+
+}  // namespace
 
 Tensor Tensor::matmul(const Tensor& other) const { return mg::matmul(*this, other); }
 Tensor Tensor::sum() const { return mg::sum(*this); }
@@ -32,6 +47,7 @@ Tensor Tensor::log() const { return mg::log(*this); }
 Tensor& Tensor::add_(const Tensor& x, double alpha) {
   static const OpDef& add_op = builtin_op("add");
   check_writable("add_");
+  check_broadcasts_to_self("add_", *this, x);
   if (alpha == 1.0) {
     apply_op_into(add_op, {*this, x}, *this);
     return *this;
@@ -44,6 +60,7 @@ Tensor& Tensor::add_(const Tensor& x, double alpha) {
 Tensor& Tensor::mul_(const Tensor& x) {
   static const OpDef& mul_op = builtin_op("mul");
   check_writable("mul_");
+  check_broadcasts_to_self("mul_", *this, x);
   apply_op_into(mul_op, {*this, x}, *this);
   return *this;
 }
