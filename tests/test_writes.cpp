@@ -312,8 +312,15 @@ TEST(ModuleTo, RefusesParametersSharedWithViewsBeforeMovingAny) {
   EXPECT_EQ(e.op(), "Module::to");
   EXPECT_EQ(e.argument(), "weight");
   EXPECT_TRUE(table.weight().device().is_cpu());
-  // A recorded output cannot be moved in place.
+  // A recorded output cannot be moved in place, nor a tensor another one views.
   expect_error_containing([&] { add(handle, handle).to_(Device::cuda(0)); }, "leaf");
+  Tensor base = Tensor::zeros({4, 2});
+  Tensor rows = base.narrow(1, 2);
+  const Error shared = expect_error([&] { base.to_(Device::cuda(0)); });
+  EXPECT_EQ(shared.op(), "to_");
+  EXPECT_NE(std::string(shared.what()).find("sharing it with 1 other"), std::string::npos)
+      << shared.what();
+  EXPECT_TRUE(base.device().is_cpu());
 }
 
 }  // namespace
