@@ -75,8 +75,17 @@ const OpDef& OpRegistry::get(std::string_view name) const {
   const OpDef* op = find(name);
   if (op == nullptr) {
     std::vector<std::string> names;
-    for (auto& o : ops_) names.push_back(o->name);
-    throw Error("registry", "op", fmt::format("one of {}", fmt::join(names, ", ")),
+    bool builtins = false;
+    for (auto& o : ops_) {
+      names.push_back(o->name);
+      builtins = builtins || o->origin == "builtin";
+    }
+    // The built-in ops join on first use; a lookup before that is told how to add them.
+    throw Error("registry", "op",
+                fmt::format("one of the registered ops ({}){}", fmt::join(names, ", "),
+                            builtins ? ""
+                                     : "; the built-in ops are not registered yet: call "
+                                       "mg::register_builtin_ops() first"),
                 std::string(name));
   }
   return *op;

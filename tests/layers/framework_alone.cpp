@@ -2,7 +2,9 @@
 // framework file calls into a floor above (the linker names any such symbol), and then the
 // core works on its own: tensors, views, writes, and an empty op registry.
 #include <cstdio>
+#include <string>
 
+#include "minigraph/error.h"
 #include "minigraph/op.h"
 #include "minigraph/tensor.h"
 
@@ -19,6 +21,13 @@ int main() {
   check(t.at({1, 1}) == 2.5 && t.at({0, 0}) == 0 && t.at({2, 1}) == 0, "narrow + fill_");
   check(t.view({-1}).shape() == mg::Shape{6}, "view");
   check(mg::OpRegistry::instance().all().empty(), "the registry is empty without the ops floor");
+  try {
+    mg::OpRegistry::instance().get("add");
+    check(false, "looking up an op that is not registered throws");
+  } catch (const mg::Error& e) {
+    check(std::string(e.what()).find("mg::register_builtin_ops()") != std::string::npos,
+          "the lookup error says how the built-in ops join");
+  }
   if (failures == 0) std::printf("the framework floor links and runs alone: ok\n");
   return failures == 0 ? 0 : 1;
 }
