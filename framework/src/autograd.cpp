@@ -57,7 +57,8 @@ void check_released(const std::vector<const Node*>& nodes) {
 bool grad_enabled() { return g_grad_enabled; }
 void set_gradient_sum(GradientSum sum) { g_gradient_sum.store(sum); }
 
-void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out) {
+void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
+                 Shape out_shape) {
   const bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
                                                     [](auto& t) { return t.requires_grad(); });
   if (!record) return;
@@ -66,7 +67,7 @@ void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Te
   for (const Tensor& t : inputs) node->saved_versions.push_back(t.version());
   node->inputs = std::move(inputs);
   node->attrs = std::move(attrs);
-  node->out_shape = out.shape();
+  node->out_shape = std::move(out_shape);
   node->out_dtype = out.dtype();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;

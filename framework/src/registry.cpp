@@ -143,7 +143,8 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
              "{}", dtype_name(dtype));
   };
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (is_floating(inputs[i].dtype())) check_dtype(inputs[i].dtype(), op.inputs[i]);
+    const DType dtype = inputs[i].dtype();
+    if (is_floating(dtype)) check_dtype(dtype, op.inputs[i]);
   }
   if (is_floating(spec.dtype)) check_dtype(spec.dtype, "output");
   return {kernel, device, std::move(spec)};
@@ -167,7 +168,7 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   p.kernel(KernelContext{op, inputs, attrs, out});
   if (g_op_observer != nullptr) [[unlikely]]
     (*g_op_observer)(op, inputs, attrs, out);
-  record_node(op, std::move(inputs), std::move(attrs), out);
+  record_node(op, std::move(inputs), std::move(attrs), out, std::move(p.spec.shape));
   return out;
 }
 

@@ -130,19 +130,13 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape, Dev
   return from_host_bytes(values.data(), shape, dtype_of<T>(), device);
 }
 
-const TensorImpl& Tensor::checked_impl() const {
-  MG_CHECK(impl_ != nullptr, "tensor", "self", "a defined tensor", "an undefined tensor");
-  return *impl_;
+void Tensor::throw_undefined() {
+  throw Error("tensor", "self", "a defined tensor", "an undefined tensor");
 }
 
-const Shape& Tensor::shape() const { return checked_impl().shape; }
-std::int64_t Tensor::numel() const { return checked_impl().numel; }
-DType Tensor::dtype() const { return checked_impl().dtype; }
-Device Tensor::device() const { return checked_impl().storage->device(); }
-std::int64_t Tensor::storage_offset() const { return checked_impl().offset; }
-std::uint64_t Tensor::version() const { return checked_impl().storage->version(); }
 void* Tensor::raw_data() const {
   const TensorImpl& impl = checked_impl();
+  if (impl.offset == 0) return impl.storage->data();
   return static_cast<unsigned char*>(impl.storage->data()) +
          static_cast<std::size_t>(impl.offset) * dtype_size(impl.dtype);
 }

@@ -81,7 +81,7 @@ Shape resolve_shape(const Shape& requested, std::int64_t numel, const Shape& fro
 Tensor Tensor::view(const Shape& requested) const {
   const Shape shape = resolve_shape(requested, numel(), this->shape());
   Tensor out = from_storage(checked_impl().storage, shape, dtype(), storage_offset());
-  record_node(view_def(), {*this}, {}, out);
+  record_node(view_def(), {*this}, {}, out, shape);
   return out;
 }
 
@@ -99,7 +99,7 @@ Tensor Tensor::narrow(std::int64_t start, std::int64_t length) const {
   const std::int64_t row_elements = rows == 0 ? 0 : numel() / rows;
   Tensor out =
       from_storage(checked_impl().storage, shape, dtype(), storage_offset() + start * row_elements);
-  record_node(narrow_def(), {*this}, NarrowAttrs{start, length}, out);
+  record_node(narrow_def(), {*this}, NarrowAttrs{start, length}, out, shape);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <any>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,12 +16,35 @@ namespace mg {
 
 struct OpDef;
 
+// Each input's storage version when a node was recorded: inline for up to four inputs, so
+// recording an op allocates nothing for them.
+class SavedVersions {
+ public:
+  void push_back(std::uint64_t version) {
+    if (size_ < first_.size()) {
+      first_[size_] = version;
+    } else {
+      rest_.push_back(version);
+    }
+    ++size_;
+  }
+  std::uint64_t operator[](std::size_t i) const {
+    return i < first_.size() ? first_[i] : rest_[i - first_.size()];
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::array<std::uint64_t, 4> first_{};
+  std::vector<std::uint64_t> rest_;
+  std::size_t size_ = 0;
+};
+
 // One recorded op application. Inputs are the edges of the graph: an input's grad_fn() is
 // the node that made it, or null for a leaf.
 struct Node {
   const OpDef* op = nullptr;
   std::vector<Tensor> inputs;
-  std::vector<std::uint64_t> saved_versions;  // each input's version when recorded
+  SavedVersions saved_versions;
   std::any attrs;
   Shape out_shape;
   DType out_dtype = DType::f32;
@@ -48,9 +72,11 @@ void backward(const Tensor& root, const Tensor& grad = Tensor(), bool retain_gra
 std::vector<const Node*> graph_nodes(const Tensor& root);
 
 // Makes `out` the output of a recorded `op` applied to `inputs` (their versions saved), when
-// grad mode is on and an input requires grad; otherwise leaves it alone. apply_op and the
-// views (view, narrow) record through it.
-void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out);
+// grad mode is on and an input requires grad; otherwise leaves it alone. `out_shape` is out's
+// shape, handed over so that recording copies no shape. apply_op and the views (view, narrow)
+// record through it.
+void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
+                 Shape out_shape);
 
 // How backward sums two gradients of one tensor, out of place (either may be shared). The
 // ops library installs its add op here when it registers the built-in ops: the core has no

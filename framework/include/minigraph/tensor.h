@@ -88,17 +88,18 @@ class Tensor {
                             Device device = Device::cpu());
 
   bool defined() const { return impl_ != nullptr; }
-  const Shape& shape() const;
+  // The accessors every op call runs are inline: a dispatch reads each several times.
+  const Shape& shape() const { return checked_impl().shape; }
   std::int64_t dim() const { return static_cast<std::int64_t>(shape().size()); }
   std::int64_t size(std::int64_t axis) const;  // negative counts from the end
-  std::int64_t numel() const;
-  DType dtype() const;
-  Device device() const;
+  std::int64_t numel() const { return checked_impl().numel; }
+  DType dtype() const { return checked_impl().dtype; }
+  Device device() const { return checked_impl().storage->device(); }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
 
-  std::int64_t storage_offset() const;  // in elements
+  std::int64_t storage_offset() const { return checked_impl().offset; }  // in elements
   // The version of the storage (bumped by every write through the write paths).
-  std::uint64_t version() const;
+  std::uint64_t version() const { return checked_impl().storage->version(); }
 
   // Raw device pointer to the first element; typed access checks the dtype. For kernels:
   // writes through it are not versioned (use the write paths above to set values).
@@ -169,7 +170,12 @@ class Tensor {
   std::string str() const;  // shape, dtype, device and (up to a few) values
 
  private:
-  const TensorImpl& checked_impl() const;
+  const TensorImpl& checked_impl() const {
+    if (impl_ == nullptr) [[unlikely]]
+      throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 
