@@ -256,6 +256,21 @@ TEST(Dtypes, ApplyOpChecksTheDevicesKernelDtypes) {
   EXPECT_FALSE(ran);
   apply_op(op, {Tensor::zeros({2}, DType::f64)});
   EXPECT_TRUE(ran);
+
+  // The output's dtype counts too: ids in, f32 out, from a kernel that computes in f64 only.
+  ran = false;
+  OpDef from_ids;
+  from_ids.name = "writes_test_ids_to_f32";
+  from_ids.inputs = {"ids"};
+  from_ids.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+    return OutputSpec{in[0].shape(), DType::f32};
+  };
+  from_ids.kernels = device_kernels([](const KernelContext&) { ran = true; });
+  from_ids.kernels[0].dtypes = {DType::f64};
+  const OpDef& ids_op = OpRegistry::instance().add(std::move(from_ids));
+  const Error out = expect_error([&] { apply_op(ids_op, {Tensor::zeros({2}, DType::i64)}); });
+  EXPECT_EQ(out.argument(), "output");
+  EXPECT_FALSE(ran);
 }
 
 TEST(Dtypes, DispatchIsExhaustive) {
