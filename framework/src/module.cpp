@@ -1,7 +1,15 @@
+// Modules: registration, the parameter list, moves between devices, and state dicts (names to
+// parameters, loaded into the parameters after every entry has been checked).
 #include "minigraph/module.h"
 
-#include <cmath>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "minigraph/autograd.h"
 #include "minigraph/error.h"
 
 namespace mg {
@@ -59,6 +67,122 @@ void Module::to(Device device) {
              slot->impl()->storage.use_count() - 1);
   }
   for (auto& [name, slot] : slots) slot->to_(device);
+}
+
+StateDict Module::state_dict() const { return named_parameters(); }
+
+namespace {
+
+// The problems of one load, by kind, joined into one message at the end.
+struct Problems {
+  std::vector<std::string> missing, unexpected, shape, dtype, duplicate, undefined;
+
+  bool errors() const {  // what fails a load even when it is not strict
+    return !shape.empty() || !dtype.empty() || !duplicate.empty() || !undefined.empty();
+  }
+  std::string str(bool strict) const {
+    std::vector<std::string> parts;
+    auto list = [&](const char* kind, const std::vector<std::string>& names) {
+      if (!names.empty()) parts.push_back(fmt::format("{}: {}", kind, fmt::join(names, ", ")));
+    };
+    if (strict) {
+      list("missing", missing);
+      list("unexpected", unexpected);
+    }
+    // One part each: a shape holds commas of its own.
+    for (auto& item : shape) parts.push_back("shape: " + item);
+    for (auto& item : dtype) parts.push_back("dtype: " + item);
+    list("duplicate", duplicate);
+    list("undefined", undefined);
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+};
+
+}  // namespace
+
+LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
+  std::vector<std::pair<std::string, Tensor*>> slots;
+  collect("", slots);
+  Problems problems;
+
+  // Names to entries; a second entry of a name is an error (which value would win is a guess).
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < dict.size(); ++i) {
+    const auto [it, added] = index.emplace(dict[i].first, i);
+    if (!added && std::find(problems.duplicate.begin(), problems.duplicate.end(), dict[i].first) ==
+                      problems.duplicate.end()) {
+      problems.duplicate.push_back(dict[i].first);
+    }
+  }
+
+  // Every check first: nothing is written unless everything fits.
+  std::vector<std::pair<Tensor*, Tensor>> writes;  // parameter <- source, in its dtype
+  std::set<std::string> matched;
+  for (auto& [name, slot] : slots) {
+    const auto it = index.find(name);
+    if (it == index.end()) {
+      problems.missing.push_back(name);
+      continue;
+    }
+    matched.insert(name);
+    const Tensor& src = dict[it->second].second;
+    if (!src.defined()) {
+      problems.undefined.push_back(name);
+      continue;
+    }
+    if (src.shape() != slot->shape()) {
+      problems.shape.push_back(fmt::format("{} expected {} got {}", name, shape_str(slot->shape()),
+                                           shape_str(src.shape())));
+      continue;
+    }
+    // Floats convert to the parameter's float dtype (f64 weights into an f32 model); ids or
+    // counts in a weight's place are a mistake, not a conversion.
+    if (!is_floating(src.dtype())) {
+      problems.dtype.push_back(fmt::format("{} expected {} got {}", name, dtype_name(slot->dtype()),
+                                           dtype_name(src.dtype())));
+      continue;
+    }
+    writes.emplace_back(slot, src);
+  }
+  std::set<std::string> listed;  // an unexpected name given twice is listed once
+  for (auto& [name, tensor] : dict) {
+    if (!matched.contains(name) && listed.insert(name).second) problems.unexpected.push_back(name);
+  }
+
+  const bool fails =
+      problems.errors() || (strict && (!problems.missing.empty() || !problems.unexpected.empty()));
+  MG_CHECK(!fails, "Module::load_state_dict", "state_dict",
+           strict ? "one entry for every parameter, of its shape and a float dtype, and no other"
+                  : "entries of the parameters' shapes and float dtypes, each name once",
+           "{}", problems.str(strict));
+
+  // Sources made ready before the first write, so that an allocation failing here changes
+  // nothing: converted copies, and copies of sources that are (part of) another parameter's
+  // memory, which the writes could otherwise overwrite before reading (a dict that swaps
+  // two parameters' values).
+  std::set<const Storage*> storages;
+  for (auto& [slot, src] : writes) storages.insert(slot->impl()->storage.get());
+  for (auto& [slot, src] : writes) {
+    if (src.dtype() != slot->dtype()) {
+      src = src.to(slot->dtype());
+    } else if (storages.contains(src.impl()->storage.get()) &&
+               !(src.impl()->storage == slot->impl()->storage &&
+                 src.raw_data() == slot->raw_data())) {
+      src = src.clone();
+    }
+  }
+  NoGradGuard no_grad;  // parameters require grad: writing into them is not recorded
+  for (auto& [slot, src] : writes) slot->copy_(src);
+  return LoadReport{std::move(problems.missing), std::move(problems.unexpected)};
+}
+
+void Module::save(const std::string& path,
+                  const std::map<std::string, std::string>& metadata) const {
+  save_safetensors(path, state_dict(), metadata);
+}
+
+LoadReport Module::load(const std::string& path, bool strict) {
+  return load_state_dict(load_safetensors(path), strict);
 }
 
 Tensor init_normal_scaled(const Shape& shape, std::int64_t d_model, std::uint64_t seed,

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "minigraph/error.h"
 #include "minigraph/ops/add/add.h"
 #include "minigraph/ops/matmul/matmul.h"
@@ -69,6 +72,80 @@ Andrea::Andrea(const AndreaConfig& config) : config_(config), input(config), hea
 
 Tensor Andrea::forward(const Tensor& ids, std::int64_t offset) const {
   return head.forward(input.forward(ids, offset));
+}
+
+Tensor transposed_copy(const Tensor& matrix, const std::string& name) {
+  MG_CHECK(matrix.defined() && matrix.dim() == 2, "andrea::transposed_copy", name, "a 2-D tensor",
+           "{}", matrix.defined() ? shape_str(matrix.shape()) : "an undefined tensor");
+  const Tensor in = matrix.to(Device::cpu());  // itself when already on the CPU
+  const std::int64_t rows = in.size(0), cols = in.size(1);
+  Tensor out = Tensor::empty({cols, rows}, in.dtype());
+  const std::size_t elem = dtype_size(in.dtype());
+  const auto* src = static_cast<const unsigned char*>(in.raw_data());
+  auto* dst = static_cast<unsigned char*>(out.raw_data());
+  // In square tiles, so that both the rows read and the rows written stay in cache.
+  constexpr std::int64_t kTile = 32;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const std::int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (std::int64_t r = r0; r < r1; ++r) {
+        for (std::int64_t c = c0; c < c1; ++c) {
+          std::memcpy(dst + static_cast<std::size_t>(c * rows + r) * elem,
+                      src + static_cast<std::size_t>(r * cols + c) * elem, elem);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// ANDREA name, GPT-2 name (as GPT2LMHeadModel.state_dict() spells it), transposed between them.
+struct NamePair {
+  const char* andrea;
+  const char* gpt2;
+  bool transposed;
+};
+constexpr NamePair kGpt2Names[] = {
+    {"input.tok_emb.weight", "transformer.wte.weight", false},
+    {"input.pos_emb.weight", "transformer.wpe.weight", false},
+    {"head.weight", "lm_head.weight", true},
+};
+
+StateDict rename(const StateDict& dict, bool to_gpt2) {
+  StateDict out;
+  out.reserve(dict.size());
+  for (const auto& [name, tensor] : dict) {
+    // The hub's GPT-2 files drop the "transformer." prefix of GPT2Model's own weights.
+    const std::string full =
+        !to_gpt2 && (name == "wte.weight" || name == "wpe.weight") ? "transformer." + name : name;
+    const NamePair* pair = nullptr;
+    for (const NamePair& p : kGpt2Names) {
+      if (full == (to_gpt2 ? p.andrea : p.gpt2)) pair = &p;
+    }
+    if (pair == nullptr) {
+      out.emplace_back(name, tensor);
+    } else {
+      const char* target = to_gpt2 ? pair->gpt2 : pair->andrea;
+      out.emplace_back(target, pair->transposed ? transposed_copy(tensor, name) : tensor);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StateDict to_gpt2_names(const StateDict& dict) { return rename(dict, true); }
+
+StateDict from_gpt2_names(const StateDict& dict) { return rename(dict, false); }
+
+std::map<std::string, std::string> config_metadata(const AndreaConfig& config) {
+  return {{"model", "andrea"},
+          {"vocab_size", std::to_string(config.vocab_size)},
+          {"d_model", std::to_string(config.d_model)},
+          {"context", std::to_string(config.context)},
+          {"dtype", std::string(dtype_name(config.dtype))}};
 }
 
 std::string group_thousands(std::int64_t value) {

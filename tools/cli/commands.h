@@ -7,9 +7,16 @@
 //   summary    the ANDREA parameter table for the preset or for given sizes
 //                --vocab V (1..16777216, default 8449)  --d-model D (1..65536, default 768)
 //                --context T (1..1048576, default 1024)
-//   demo       ANDREA-120M's input layer and head on the CPU: B x 1,024 random ids forward,
+//   demo       ANDREA-120M's input layer and head on the CPU: B x T random ids forward,
 //              backward from sum(logits), and an exact check of x against the tables
 //                --batch B (1..1024, default 1)  --seed S (0..2^64-1, default 7)
+//                --vocab V  --d-model D  --context T (as in summary; T ids per sequence)
+//                --weights FILE (load a safetensors file first, strictly: a missing, extra or
+//                wrong-shape tensor is exit 3, one line naming each and both shapes)
+//                --save FILE (write the weights, after --weights, before the run; checked
+//                writable before anything is built)
+//                --gpt2-names (the files use GPT-2 names: transformer.wte.weight,
+//                transformer.wpe.weight, lm_head.weight [V, D]; needs --weights or --save)
 //              refused up front (exit 3) when the run needs more memory than is available
 //   bench      the machine's limits, every op, the ANDREA layers and whole steps
 //                --threads N,N,... (1..256 each; default 1 and every core)
@@ -28,6 +35,9 @@
 //                --svg (also render PATH.svg with Graphviz's dot)  --forward-only  --as-model
 //                --vocab V  --d-model D  --context T (as in summary)
 //                --batch B (1..64, default 2)  --tokens T (1..--context, default 8)
+//   inspect    a safetensors file's tensors (name, dtype, shape, bytes) and metadata
+//                FILE (required)  --json (a JSON object: file, data_bytes, tensors, metadata)
+//              a missing, unreadable or invalid file is exit 3
 // Global options (before or after the command):
 //   --plugin PATH   load an op library (repeatable); MINIGRAPH_PLUGINS=a.so:b.so adds more
 //   --version       the version, git commit, GEMM library, CUDA backend and thread setting
@@ -64,13 +74,14 @@ enum ExitCode : int {
                       // a missing or bad value (out of range, not a number, excluded pair)
   kExitCantWork = 3,  // the work could not be done: a minigraph error (mg::Error), not enough
                       // memory (refused up front, or an allocation failed), a file that cannot
-                      // be written, a plugin that cannot be loaded, Graphviz missing for --svg
+                      // be written, a plugin that cannot be loaded, Graphviz missing for --svg,
+                      // a weights file that is missing, invalid or does not fit the model
 };
 // The same, for the footer of every --help.
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 a check found a mismatch; 2 the command line is wrong (unknown command "
     "or option, bad value); 3 the work could not be done (minigraph error, too little memory, "
-    "unwritable file, plugin not loadable).";
+    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable).";
 // --help and --version exit 0. No command line ends in a signal or an uncaught exception
 // (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C).
 
@@ -91,6 +102,7 @@ void add_bench_command(CLI::App& app, int& exit_code);
 void add_gradcheck_command(CLI::App& app, int& exit_code);
 void add_ops_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);
+void add_inspect_command(CLI::App& app, int& exit_code);
 // --plugin PATH and MINIGRAPH_PLUGINS: call before adding the subcommands.
 void add_plugin_option(CLI::App& app);
 

@@ -1,11 +1,14 @@
-// minigraph demo: the main job on embedded defaults. Builds ANDREA-120M on the CPU, runs
-// B x 1,024 ids through the input layer and the untied head, checks
+// minigraph demo: the main job on embedded defaults. Builds ANDREA-120M (or the sizes given)
+// on the CPU, runs B x T ids through the input layer and the untied head, checks
 // x_t == tok_emb[id_t] + pos_emb[t] on the real output, and runs backward from a scalar.
-// Refused up front when B needs more memory than is available; on a terminal, each step
-// shows on stderr while it runs.
+// --weights loads a safetensors file into the model first (strictly: every tensor present, of
+// the model's shape); --save writes the model's weights before the run. Refused up front when
+// B needs more memory than is available; on a terminal, each step shows on stderr while it
+// runs.
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include "commands.h"
@@ -67,37 +70,77 @@ DemoMemory demo_memory(const andrea::AndreaConfig& c) {
   return m;
 }
 
+// --weights: the file opened (and validated) before anything is built, then loaded strictly;
+// a mismatch is one error naming the file and every tensor that does not fit.
+void load_weights(andrea::Andrea& model, const SafetensorsFile& file, bool gpt2_names) {
+  StateDict dict = file.tensors();
+  if (gpt2_names) dict = andrea::from_gpt2_names(dict);
+  try {
+    model.load_state_dict(dict, /*strict=*/true);
+  } catch (const Error& e) {
+    throw CantWorkError(fmt::format("demo --weights {}{}: {}", file.source(),
+                                    gpt2_names ? " --gpt2-names" : "", e.what()));
+  }
+}
+
+struct DemoOptions {
+  andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
+  std::int64_t batch = 1;
+  std::uint64_t seed = 7;
+  std::string weights, save;
+  bool gpt2_names = false;
+};
+
 }  // namespace
 
 void add_demo_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("demo", "run ANDREA-120M's input layer and head on the CPU");
-  cmd->footer(std::string("B x 1,024 random ids forward, backward from sum(logits), and an exact "
-                          "check of x against the tables (exit 1 on a mismatch). Refused up front "
-                          "(exit 3) when the run needs more memory than is available. On a "
-                          "terminal, each step shows on stderr while it runs.\n") +
+  cmd->footer(std::string("B x T random ids forward, backward from sum(logits), and an exact "
+                          "check of x against the tables (exit 1 on a mismatch). --weights loads "
+                          "a safetensors file first (its shapes must be the model's: exit 3 "
+                          "naming each tensor that does not fit); --save writes the weights "
+                          "(after --weights, before the run). Refused up front (exit 3) when the "
+                          "run needs more memory than is available. On a terminal, each step "
+                          "shows on stderr while it runs.\n") +
               kExitCodesHelp);
-  auto batch = std::make_shared<std::int64_t>(1);
-  auto seed = std::make_shared<std::uint64_t>(7);
-  cmd->add_option("--batch", *batch, "sequences of 1,024 ids")
+  auto o = std::make_shared<DemoOptions>();
+  cmd->add_option("--batch", o->batch, "sequences of T = --context ids")
       ->check(whole_number(1, kMaxBatch))
       ->capture_default_str();
-  cmd->add_option("--seed", *seed, "seed of the random ids")
+  cmd->add_option("--seed", o->seed, "seed of the random ids")
       ->check(whole_number_u64())
       ->capture_default_str();
-  cmd->callback([batch, seed, &exit_code] {
+  add_size_options(*cmd, o->config);
+  cmd->add_option("--weights", o->weights, "load the model's weights from this safetensors file");
+  cmd->add_option("--save", o->save, "write the model's weights to this safetensors file");
+  cmd->add_flag("--gpt2-names", o->gpt2_names,
+                "the files of --weights and --save use GPT-2 names (transformer.wte.weight, "
+                "transformer.wpe.weight, lm_head.weight transposed to [V, D])");
+  cmd->callback([o, &exit_code] {
     using clock = std::chrono::steady_clock;
-    const auto config = andrea::AndreaConfig::andrea_120m();
+    const andrea::AndreaConfig& config = o->config;
+    if (o->gpt2_names && o->weights.empty() && o->save.empty()) {
+      throw UsageError("demo --gpt2-names: expected --weights or --save with it, got neither");
+    }
+    // Both files are checked before the model is built: a bad one fails in a moment.
+    if (!o->save.empty()) check_writable("demo --save", o->save);
+    std::optional<SafetensorsFile> weights;
+    if (!o->weights.empty()) weights = SafetensorsFile::open(o->weights);
     const std::int64_t t_len = config.context;
     const DemoMemory memory = demo_memory(config);
-    require_memory(fmt::format("demo --batch {}", *batch), memory.bytes(*batch),
+    require_memory(fmt::format("demo --batch {}", o->batch), memory.bytes(o->batch),
                    [&](std::int64_t available) {
                      const std::int64_t fits = (available - memory.fixed) / memory.per_batch;
                      return fits >= 1 ? fmt::format("at most --batch {} fits", fits)
                                       : std::string("not even --batch 1 fits");
                    });
 
-    fmt::print("ANDREA-120M input layer and untied head on the CPU\n{}\n{}\n\n{}\n", threads_line(),
-               gemm_line(), andrea::summary(config));
+    const andrea::AndreaConfig preset = andrea::AndreaConfig::andrea_120m();
+    const bool is_preset = config.vocab_size == preset.vocab_size &&
+                           config.d_model == preset.d_model && config.context == preset.context;
+    fmt::print("{} input layer and untied head on the CPU\n{}\n{}\n\n{}\n",
+               is_preset ? "ANDREA-120M" : "ANDREA", threads_line(), gemm_line(),
+               andrea::summary(config));
     Progress progress;
 
     progress.show(fmt::format(
@@ -109,18 +152,37 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     progress.clear();
     fmt::print("built and initialised {} parameters in {:.3f} s\n",
                andrea::group_thousands(model.num_parameters()), build_s);
+    if (weights) {
+      progress.show(fmt::format("demo: loading {} ...", o->weights));
+      start = clock::now();
+      load_weights(model, *weights, o->gpt2_names);
+      const double load_s = seconds_since(start);
+      progress.clear();
+      fmt::print("loaded {} tensors ({} bytes) from {} in {:.3f} s\n", weights->entries().size(),
+                 andrea::group_thousands(weights->data_bytes()), o->weights, load_s);
+    }
+    if (!o->save.empty()) {
+      progress.show(fmt::format("demo: saving to {} ...", o->save));
+      start = clock::now();
+      const StateDict dict =
+          o->gpt2_names ? andrea::to_gpt2_names(model.state_dict()) : model.state_dict();
+      save_safetensors(o->save, dict, andrea::config_metadata(config));
+      const double save_s = seconds_since(start);
+      progress.clear();
+      fmt::print("saved {} tensors to {} in {:.3f} s\n", dict.size(), o->save, save_s);
+    }
 
-    std::mt19937_64 rng(*seed);
-    std::vector<std::int64_t> id_values(static_cast<std::size_t>(*batch * t_len));
+    std::mt19937_64 rng(o->seed);
+    std::vector<std::int64_t> id_values(static_cast<std::size_t>(o->batch * t_len));
     for (auto& id : id_values) id = static_cast<std::int64_t>(rng() % config.vocab_size);
-    Tensor ids = Tensor::from_vector(id_values, {*batch, t_len});
+    Tensor ids = Tensor::from_vector(id_values, {o->batch, t_len});
 
-    progress.show(fmt::format("demo: input layer forward, x [{}, {}, {}] ...", *batch, t_len,
+    progress.show(fmt::format("demo: input layer forward, x [{}, {}, {}] ...", o->batch, t_len,
                               config.d_model));
     start = clock::now();
     Tensor x = model.input.forward(ids);
     const double input_s = seconds_since(start);
-    progress.show(fmt::format("demo: head forward, logits [{}, {}, {}] ...", *batch, t_len,
+    progress.show(fmt::format("demo: head forward, logits [{}, {}, {}] ...", o->batch, t_len,
                               config.vocab_size));
     start = clock::now();
     Tensor logits = model.head.forward(x);

@@ -101,6 +101,7 @@ int run(int argc, char** argv) {
   add_gradcheck_command(app, exit_code);
   add_ops_command(app, exit_code);
   add_graph_command(app, exit_code);
+  add_inspect_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
