@@ -1,0 +1,75 @@
+# ctest fuzz_safetensors_60s (tests/fuzz/CMakeLists.txt): builds the clang fuzz build
+# (tests/fuzz/project) in WORK_DIR/build, then runs fuzz_safetensors for SECONDS seconds on a
+# copy of the seed corpus. Fails on any finding: libFuzzer's exit status (a crash, an uncaught
+# exception, a sanitizer report, a leak, a slow input, the RSS limit), a sanitizer's or the
+# target's own report in the output, or an input libFuzzer saved as an artifact. Run with
+#   SOURCE_DIR WORK_DIR GENERATOR MAKE_PROGRAM CLANGXX SECONDS
+# The build folder is kept between runs, so a rerun recompiles only what changed.
+cmake_minimum_required(VERSION 3.24)  # policies of this script
+include(${CMAKE_CURRENT_LIST_DIR}/../consumer/common.cmake)  # mg_step, mg_fail
+
+set(build ${WORK_DIR}/build)
+set(corpus ${WORK_DIR}/corpus)
+set(artifacts ${WORK_DIR}/artifacts)
+set(log ${WORK_DIR}/fuzz.log)
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+# A build folder configured with another compiler cannot be reconfigured: start it afresh.
+if(EXISTS ${build}/CMakeCache.txt)
+  file(STRINGS ${build}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:[A-Z]+=")
+  string(REGEX REPLACE "^[^=]*=" "" cached "${cached}")
+  if(NOT cached STREQUAL CLANGXX)
+    file(REMOVE_RECURSE ${build})
+  endif()
+endif()
+set(configure -S ${SOURCE_DIR}/tests/fuzz/project -B ${build} -G ${GENERATOR}
+              -DCMAKE_CXX_COMPILER=${CLANGXX})
+if(MAKE_PROGRAM)
+  list(APPEND configure -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+endif()
+mg_step("configure the fuzz build" COMMAND ${CMAKE_COMMAND} ${configure})
+# Two jobs: what CI machines here have; the target needs the framework floor only.
+mg_step("build fuzz_safetensors"
+        COMMAND ${CMAKE_COMMAND} --build ${build} --target fuzz_safetensors --parallel 2)
+
+file(REMOVE_RECURSE ${corpus} ${artifacts})
+file(MAKE_DIRECTORY ${artifacts})
+file(COPY ${SOURCE_DIR}/tests/fuzz/corpus/safetensors/ DESTINATION ${corpus})
+set(fuzz ${build}/fuzz_safetensors -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=25
+         -dict=${SOURCE_DIR}/tests/fuzz/safetensors.dict -artifact_prefix=${artifacts}/
+         -print_final_stats=1 ${corpus})
+list(JOIN fuzz " " shown)
+message(STATUS "fuzz: ${shown}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env UBSAN_OPTIONS=print_stacktrace=1 ${fuzz}
+                RESULT_VARIABLE rc OUTPUT_FILE ${log} ERROR_FILE ${log})
+file(READ ${log} out)
+
+# The end of the log, where the report of a finding is (by characters: the log's brackets
+# would confuse a CMake list of its lines).
+function(show_tail text chars)
+  string(LENGTH "${text}" length)
+  if(length GREATER chars)
+    math(EXPR start "${length} - ${chars}")
+    string(SUBSTRING "${text}" ${start} ${chars} text)
+    set(text "...${text}")
+  endif()
+  message("${text}")
+endfunction()
+
+file(GLOB saved ${artifacts}/*)
+if(NOT rc STREQUAL "0" OR saved OR
+   out MATCHES "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|FINDING:")
+  show_tail("${out}" 8000)
+  foreach(input IN LISTS saved)
+    file(READ ${input} hex HEX)
+    message("saved input ${input} (hex): ${hex}")
+  endforeach()
+  mg_fail("fuzz_safetensors found a problem (exit ${rc}), the whole log is ${log}. Reproduce "
+          "it with ${build}/fuzz_safetensors <saved input>, and once the loader is fixed keep "
+          "the input as a seed under tests/fuzz/corpus/safetensors/")
+endif()
+string(REGEX MATCH "#[0-9]+[ \t]+DONE[^\n]*" done "${out}")
+string(REGEX MATCHALL "stat::[a-z_]+: *[0-9]+" stats "${out}")
+string(REGEX REPLACE ": +" ": " stats "${stats}")
+list(JOIN stats ", " stats)
+message(STATUS "no finding in ${SECONDS} s: ${done}\n   ${stats}")
