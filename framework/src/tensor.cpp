@@ -18,7 +18,17 @@ Storage::Storage(Device device, std::size_t bytes)
       bytes_(bytes),
       data_(backend_->allocate(bytes)) {}
 
-Storage::~Storage() { backend_->deallocate(data_, bytes_); }
+Storage::Storage(Device device, void* data, std::size_t bytes, std::shared_ptr<const void> owner)
+    : backend_(&backend_for(device)),
+      device_(device),
+      bytes_(bytes),
+      data_(data),
+      owner_(std::move(owner)),
+      wraps_(true) {}
+
+Storage::~Storage() {
+  if (!wraps_) backend_->deallocate(data_, bytes_);
+}
 
 namespace {
 

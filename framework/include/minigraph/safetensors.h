@@ -48,13 +48,16 @@ class SafetensorsFile {
   const std::vector<SafetensorsEntry>& entries() const;
   const SafetensorsEntry* find(std::string_view name) const;
   const std::map<std::string, std::string>& metadata() const;  // "__metadata__"
-  std::int64_t data_bytes() const;  // the data section's size
+  std::int64_t data_bytes() const;                             // the data section's size
 
   // A tensor of the file on the CPU: for F32/F64/I32/I64 in its own dtype, sharing the mapping
   // when its data is aligned (else a copy); BF16/F16 are converted to f32. Throws for a name
-  // the file lacks or a dtype minigraph cannot represent (naming both).
+  // the file lacks or a dtype minigraph cannot represent (naming both). A shared tensor is
+  // writable: the mapping is private (copy-on-write), so a write never reaches the file, but
+  // later tensor() calls on this object for that name see it; clone() for a separate copy.
   Tensor tensor(std::string_view name) const;
-  // The same, converted to `dtype` (floats to floats, ints to ints).
+  // The same, converted to `dtype` (floats to floats, ints to ints; I64 to i32 checks that
+  // every value fits). Shares the mapping when the file's dtype is `dtype` and aligned.
   Tensor tensor(std::string_view name, DType dtype) const;
   // Every tensor, sorted by name.
   StateDict tensors() const;
@@ -68,11 +71,17 @@ class SafetensorsFile {
   std::int64_t data_offset_ = 0;  // 8 + header length
 };
 
-// Writes `tensors` to `path`: names sorted, every tensor's data aligned to 8 bytes within the
-// data section (the header is padded with spaces to keep it so), `__metadata__` holding
-// "format": "pt", "framework": "minigraph", "version" and whatever `metadata` adds. Tensors
-// may live on any device. Written to a temporary file and renamed, so a failure leaves no
-// half-written file. Throws mg::Error for duplicate or empty names and unwritable paths.
+// Writes `tensors` to `path`: names sorted in the header, which is padded with spaces to a
+// multiple of 8 bytes so that the data section starts 8-aligned; the data back to back (the
+// format allows no padding between tensors), tensors with 8-byte elements first and then those
+// with 4-byte ones, each group by name, as the reference writer orders them: every tensor
+// starts at a multiple of its element size, so readers map each without a copy.
+// `__metadata__` holds "format": "pt", "framework": "minigraph", "version" (the
+// MINIGRAPH_VERSION_STRING) and whatever `metadata` adds (its entries win over those three).
+// Tensors may live on any device. Written to `path.tmp-<pid>-<n>` and renamed, so a failure
+// leaves no file (and an old file at `path` untouched). Throws mg::Error, before creating
+// anything, for duplicate or empty names, the reserved name "__metadata__" and undefined
+// tensors; and for paths that cannot be written.
 void save_safetensors(const std::string& path, const StateDict& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

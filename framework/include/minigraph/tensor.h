@@ -27,10 +27,15 @@ namespace mg {
 class Backend;
 struct Node;
 
-// Memory owned by one backend; freed through it when the last tensor using it goes.
+// Memory on one device: allocated by its backend and freed through it when the last tensor
+// using it goes, or memory the storage wraps without owning it (a file mapping).
 class Storage {
  public:
   Storage(Device device, std::size_t bytes);
+  // Wraps `bytes` at `data`, which this storage did not allocate and never frees: `owner`
+  // (e.g. the handle of a file mapping) is held until the storage goes, so the memory stays
+  // valid as long as a tensor uses it. Writes and the version counter work as for any storage.
+  Storage(Device device, void* data, std::size_t bytes, std::shared_ptr<const void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -48,6 +53,8 @@ class Storage {
   Device device_;
   std::size_t bytes_;
   void* data_;
+  std::shared_ptr<const void> owner_;  // what keeps wrapped memory alive
+  bool wraps_ = false;                 // memory not allocated by backend_: never freed here
   std::atomic<std::uint64_t> version_{0};
 };
 

@@ -1,0 +1,149 @@
+// Writing safetensors files. Layout, as the reference writer (safetensors/src/tensor.rs,
+// prepare) lays it out: the header is padded with spaces to a multiple of 8 bytes, so the data
+// section starts 8-aligned in the file; the data are stored back to back (the format requires
+// the tensors to tile the data section, so there is no room for padding between them), the
+// tensors with 8-byte elements first, then those with 4-byte elements, each group by name. So
+// every tensor starts at a multiple of its own element size, and a reader maps every one of
+// them without a copy; the header lists the names sorted (a JSON object with sorted keys).
+//
+// The file is written as `path.tmp-<pid>-<n>` and renamed over `path`: a failure leaves no
+// file (and the old one, if any, untouched), and a reader that maps the old file keeps it.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "minigraph/error.h"
+#include "minigraph/safetensors.h"
+#include "minigraph/version.h"
+#include "safetensors_format.h"
+
+namespace mg {
+
+namespace {
+
+constexpr const char* kOp = "save_safetensors";
+
+// Writes all of `bytes` to `fd`, retrying short writes.
+void write_all(int fd, const void* bytes, std::size_t size, const std::string& tmp) {
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    MG_CHECK(n > 0, kOp, "path", "a file that can be written", "'{}': {}", tmp,
+             n < 0 ? std::strerror(errno) : "no progress");
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// Removes the temporary file unless told the rename happened.
+class TemporaryFile {
+ public:
+  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  void close() {
+    const int fd = fd_;
+    fd_ = -1;
+    MG_CHECK(::close(fd) == 0, kOp, "path", "a file that can be written", "'{}': {}", path_,
+             std::strerror(errno));
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string path_;
+  int fd_;
+  bool kept_ = false;
+};
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const StateDict& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  // Everything that can be refused is refused before a file is created.
+  MG_CHECK(!path.empty(), kOp, "path", "the path of the file to write", "an empty path");
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& [name, t] = tensors[i];
+    MG_CHECK(!name.empty(), kOp, "tensors", "a non-empty name for every tensor",
+             "an empty name at entry {}", i);
+    MG_CHECK(name != "__metadata__", kOp, name, "a tensor name other than __metadata__",
+             "the name the format reserves for the metadata");
+    MG_CHECK(names.insert(name).second, kOp, name, "each name once", "'{}' twice", name);
+    MG_CHECK(t.defined(), kOp, name, "a defined tensor", "an undefined tensor");
+  }
+
+  // Data order: larger elements first, then by name, so every tensor is aligned (header note).
+  std::vector<const std::pair<std::string, Tensor>*> order;
+  for (const auto& item : tensors) order.push_back(&item);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    const auto sa = dtype_size(a->second.dtype()), sb = dtype_size(b->second.dtype());
+    return sa != sb ? sa > sb : a->first < b->first;
+  });
+
+  nlohmann::json header = nlohmann::json::object();
+  auto& meta = header["__metadata__"];
+  meta = {{"format", "pt"}, {"framework", "minigraph"}, {"version", MINIGRAPH_VERSION_STRING}};
+  for (const auto& [key, value] : metadata) meta[key] = value;  // the caller's entries win
+  std::int64_t offset = 0;
+  for (const auto* item : order) {
+    const Tensor& t = item->second;
+    const auto bytes = static_cast<std::int64_t>(t.nbytes());
+    const std::int64_t end = checked_add(offset, bytes, kOp, "data section bytes");
+    header[item->first] = {{"dtype", safetensors_detail::format_dtype_name(t.dtype())},
+                           {"shape", t.shape()},
+                           {"data_offsets", {offset, end}}};
+    offset = end;
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {  // a name or value that is not UTF-8
+    throw Error(kOp, "tensors", "names and metadata in UTF-8", e.what());
+  }
+  text.resize((text.size() + 7) / 8 * 8, ' ');
+  MG_CHECK(text.size() <= safetensors_detail::kMaxHeaderBytes, kOp, "metadata",
+           "a header of at most 100000000 bytes (what readers accept)", "{} bytes", text.size());
+
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp_path = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
+  const int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  MG_CHECK(fd >= 0, kOp, "path", "a file that can be created", "'{}' (writing '{}' first): {}",
+           path, tmp_path, std::strerror(errno));
+  TemporaryFile tmp(tmp_path, fd);
+
+  unsigned char length[8];
+  std::uint64_t n = text.size();
+  for (auto& byte : length) {
+    byte = static_cast<unsigned char>(n & 0xFF);
+    n >>= 8;
+  }
+  write_all(tmp.fd(), length, sizeof length, tmp.path());
+  write_all(tmp.fd(), text.data(), text.size(), tmp.path());
+  for (const auto* item : order) {
+    const Tensor host = item->second.to(Device::cpu());  // the same tensor when on the CPU
+    write_all(tmp.fd(), host.raw_data(), host.nbytes(), tmp.path());
+  }
+  // fsync before the rename: otherwise a crash can leave the new name on an empty file.
+  MG_CHECK(::fsync(tmp.fd()) == 0, kOp, "path", "a file that can be written", "'{}': {}",
+           tmp.path(), std::strerror(errno));
+  tmp.close();
+  MG_CHECK(std::rename(tmp.path().c_str(), path.c_str()) == 0, kOp, "path",
+           "a path the file can be renamed to", "'{}': {}", path, std::strerror(errno));
+  tmp.keep();
+}
+
+}  // namespace mg
