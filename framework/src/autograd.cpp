@@ -57,16 +57,20 @@ void check_released(const std::vector<const Node*>& nodes) {
 bool grad_enabled() { return g_grad_enabled; }
 void set_gradient_sum(GradientSum sum) { g_gradient_sum.store(sum); }
 
+bool will_record(std::span<const Tensor> inputs) {
+  return grad_enabled() &&
+         std::any_of(inputs.begin(), inputs.end(), [](auto& t) { return t.requires_grad(); });
+}
+
 void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
-                 Shape out_shape) {
-  const bool record = grad_enabled() && std::any_of(inputs.begin(), inputs.end(),
-                                                    [](auto& t) { return t.requires_grad(); });
-  if (!record) return;
+                 Shape out_shape, std::vector<Tensor> saved) {
+  if (!will_record(inputs)) return;
   auto node = std::make_shared<Node>();
   node->op = &op;
   for (const Tensor& t : inputs) node->saved_versions.push_back(t.version());
   node->inputs = std::move(inputs);
   node->attrs = std::move(attrs);
+  node->saved = std::move(saved);
   node->out_shape = std::move(out_shape);
   node->out_dtype = out.dtype();
   out.impl()->grad_fn = std::move(node);
@@ -139,7 +143,8 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       Tensor grad_out = std::move(found->second);
       node_grads.erase(found);
       auto grads =
-          node->op->backward(BackwardContext{*node->op, node->inputs, node->attrs, grad_out});
+          node->op->backward(
+              BackwardContext{*node->op, node->inputs, node->attrs, grad_out, node->saved});
       MG_CHECK(grads.size() == node->inputs.size(), node->op->name, "backward rule",
                fmt::format("{} gradients", node->inputs.size()), "{}", grads.size());
       for (std::size_t i = 0; i < grads.size(); ++i) {
@@ -173,6 +178,7 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       auto* mutable_node = const_cast<Node*>(node);
       mutable_node->inputs.clear();
       mutable_node->attrs.reset();
+      mutable_node->saved.clear();
       mutable_node->released = true;
     }
   }

@@ -189,7 +189,8 @@ class DotGraph {
                                   const std::any& attrs, const Tensor& out) {
         applied.push_back({&op, describe(op, attrs), {inputs.begin(), inputs.end()}, out});
       });
-      grads = node.op->backward(BackwardContext{*node.op, node.inputs, node.attrs, grad_out});
+      grads = node.op->backward(
+          BackwardContext{*node.op, node.inputs, node.attrs, grad_out, node.saved});
     }
     const std::string& forward_id = node_ids_[&node];
     body_ += fmt::format(

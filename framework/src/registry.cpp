@@ -165,10 +165,13 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   Tensor out = Tensor::empty(p.spec.shape, p.spec.dtype, p.device);
   if (PoisonOutputsScope::active()) [[unlikely]]
     fill_with_poison(out);  // the op harness: an element the kernel skips stays NaN
-  p.kernel(KernelContext{op, inputs, attrs, out});
+  std::vector<Tensor> saved;
+  const bool save = op.saves_for_backward && will_record(inputs);
+  p.kernel(KernelContext{op, inputs, attrs, out, save ? &saved : nullptr});
   if (g_op_observer != nullptr) [[unlikely]]
     (*g_op_observer)(op, inputs, attrs, out);
-  record_node(op, std::move(inputs), std::move(attrs), out, std::move(p.spec.shape));
+  record_node(op, std::move(inputs), std::move(attrs), out, std::move(p.spec.shape),
+              std::move(saved));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "minigraph/tensor.h"
@@ -46,6 +47,7 @@ struct Node {
   std::vector<Tensor> inputs;
   SavedVersions saved_versions;
   std::any attrs;
+  std::vector<Tensor> saved;  // what the op's kernel saved for its backward (op.h)
   Shape out_shape;
   DType out_dtype = DType::f32;
   bool released = false;  // inputs dropped after a backward pass without retain_graph
@@ -74,9 +76,10 @@ std::vector<const Node*> graph_nodes(const Tensor& root);
 // Makes `out` the output of a recorded `op` applied to `inputs` (their versions saved), when
 // grad mode is on and an input requires grad; otherwise leaves it alone. `out_shape` is out's
 // shape, handed over so that recording copies no shape. apply_op and the views (view, narrow)
-// record through it.
+// record through it. `saved` is what the op's kernel saved for its backward rule.
+bool will_record(std::span<const Tensor> inputs);  // grad mode on and an input requires grad
 void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
-                 Shape out_shape);
+                 Shape out_shape, std::vector<Tensor> saved = {});
 
 // How backward sums two gradients of one tensor, out of place (either may be shared). The
 // ops library installs its add op here when it registers the built-in ops: the core has no

@@ -43,6 +43,11 @@ struct KernelContext {
   const std::any& attrs;
   Tensor& out;  // shaped and typed by the rule: fresh from the dispatcher, or a tensor given
                 // to apply_op_into (which may be one of the inputs, for ops that allow it)
+  // Where the kernel of an op with OpDef::saves_for_backward puts tensors its backward rule
+  // reads (BackwardContext::saved), such as gradients a fused op computes with its forward;
+  // null when the output will not be recorded, so nothing is computed for a backward that
+  // cannot come.
+  std::vector<Tensor>* saved = nullptr;
   template <typename Attrs>
   const Attrs& attrs_as() const;
 };
@@ -76,6 +81,7 @@ struct BackwardContext {
   std::span<const Tensor> inputs;
   const std::any& attrs;
   const Tensor& grad_out;
+  std::span<const Tensor> saved = {};  // what the forward kernel saved (KernelContext::saved)
   bool needs_grad(std::size_t input) const { return inputs[input].requires_grad(); }
   template <typename Attrs>
   const Attrs& attrs_as() const;
@@ -148,6 +154,9 @@ struct OpDef {
   // read each element before writing it); otherwise an output sharing memory with an input
   // is refused.
   bool out_may_alias_input = false;
+  // Whether the kernels save tensors for the backward rule (KernelContext::saved): a fused op
+  // whose forward computes the gradients at little extra cost, as linear_cross_entropy does.
+  bool saves_for_backward = false;
   // Naive loops on the CPU: what the shape rule and every kernel are checked against.
   Reference reference;
   std::function<std::vector<OpCase>()> cases;
