@@ -26,15 +26,34 @@ void Module::register_module(std::string name, Module& child) {
   children_.emplace_back(std::move(name), &child);
 }
 
-void Module::collect(const std::string& prefix,
-                     std::vector<std::pair<std::string, Tensor*>>& out) const {
-  for (auto& [name, slot] : params_) out.emplace_back(prefix + name, slot);
-  for (auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+void Module::register_buffer(std::string name, Tensor& slot) {
+  MG_CHECK(slot.defined() && !slot.requires_grad(), "register_buffer", name,
+           "a defined tensor that requires no grad",
+           "{}",
+           slot.defined() ? "one that requires grad (register it as a parameter)"
+                          : "an undefined tensor");
+  buffers_.emplace_back(std::move(name), &slot);
+}
+
+void Module::collect(const std::string& prefix, Slots& params, Slots* buffers) const {
+  for (auto& [name, slot] : params_) params.emplace_back(prefix + name, slot);
+  if (buffers != nullptr) {
+    for (auto& [name, slot] : buffers_) buffers->emplace_back(prefix + name, slot);
+  }
+  for (auto& [name, child] : children_) child->collect(prefix + name + ".", params, buffers);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  Slots params, buffers;
+  collect("", params, &buffers);
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (auto& [name, slot] : buffers) out.emplace_back(name, *slot);
+  return out;
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   std::vector<std::pair<std::string, Tensor*>> slots;
-  collect("", slots);
+  collect("", slots, nullptr);
   std::vector<std::pair<std::string, Tensor>> out;
   for (auto& [name, slot] : slots) out.emplace_back(name, *slot);
   return out;
@@ -57,8 +76,9 @@ void Module::zero_grad() {
 }
 
 void Module::to(Device device) {
-  std::vector<std::pair<std::string, Tensor*>> slots;
-  collect("", slots);
+  Slots slots, buffers;
+  collect("", slots, &buffers);
+  slots.insert(slots.end(), buffers.begin(), buffers.end());
   // Every parameter is checked before any moves: a refusal leaves the module where it was.
   for (auto& [name, slot] : slots) {
     MG_CHECK(slot->device() == device || slot->impl()->storage.use_count() == 1, "Module::to", name,
@@ -102,7 +122,7 @@ struct Problems {
 
 LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
   std::vector<std::pair<std::string, Tensor*>> slots;
-  collect("", slots);
+  collect("", slots, nullptr);
   Problems problems;
 
   // Names to entries; a second entry of a name is an error (which value would win is a guess).

@@ -32,7 +32,7 @@ const AndreaConfig& validated(const AndreaConfig& config) {
 
 InputLayer::InputLayer(const AndreaConfig& config)
     : tok_emb_(validated(config).vocab_size, config.d_model, config.seed, config.dtype),
-      pos_emb_(config.context, config.d_model, config.seed + 1, config.dtype) {
+      pos_emb_(config.context, config.d_model, config.seed + 1, config.dtype, config.positions) {
   register_module("tok_emb", tok_emb_);
   register_module("pos_emb", pos_emb_);
 }
@@ -145,7 +145,8 @@ std::map<std::string, std::string> config_metadata(const AndreaConfig& config) {
           {"vocab_size", std::to_string(config.vocab_size)},
           {"d_model", std::to_string(config.d_model)},
           {"context", std::to_string(config.context)},
-          {"dtype", std::string(dtype_name(config.dtype))}};
+          {"dtype", std::string(dtype_name(config.dtype))},
+          {"positions", std::string(position_kind_name(config.positions))}};
 }
 
 std::string group_thousands(std::int64_t value) {
@@ -164,8 +165,13 @@ std::string summary(const AndreaConfig& config) {
   std::string s;
   s += fmt::format("{:<28} {:>14} = {:>11}\n", "token embedding table",
                    dims(config.vocab_size, config.d_model), g(config.token_embedding_parameters()));
-  s += fmt::format("{:<28} {:>14} = {:>11}\n", "position embedding table",
-                   dims(config.context, config.d_model), g(config.position_embedding_parameters()));
+  if (config.positions == PositionKind::learned) {
+    s += fmt::format("{:<28} {:>14} = {:>11}\n", "position embedding table",
+                     dims(config.context, config.d_model), g(config.position_embedding_parameters()));
+  } else {
+    s += fmt::format("{:<28} {:>14}   {:>11}\n", "sinusoidal positions (fixed)",
+                     dims(config.context, config.d_model), 0);
+  }
   s += fmt::format("{:<28} {:>14}   {:>11}\n", "total embedding parameters", "",
                    g(config.embedding_parameters()));
   s += fmt::format("{:<28} {:>14} = {:>11}\n", "untied output head",

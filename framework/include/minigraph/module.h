@@ -36,9 +36,13 @@ class Module {
   std::vector<Tensor> parameters() const;
   std::int64_t num_parameters() const;
   void zero_grad();
-  // Moves every parameter (and its gradient) to the device in place (Tensor::to_): handles
-  // given out before, e.g. to an optimizer, see the move.
+  // Moves every parameter (and its gradient) and every buffer to the device in place
+  // (Tensor::to_): handles given out before, e.g. to an optimizer, see the move.
   void to(Device device);
+  // Dotted names of the buffers: fixed tensors a module computes with but does not train
+  // (a sinusoidal position table). They are not parameters and not in state_dict(): they are
+  // made from the configuration, as PyTorch's non-persistent buffers.
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
 
   // Dotted names -> the parameter tensors themselves (handles sharing their data and autograd
   // state, not copies), in named_parameters() order: writing into one writes the parameter.
@@ -64,9 +68,13 @@ class Module {
   // `slot` must outlive the module (a member); it is made a leaf that requires grad.
   void register_parameter(std::string name, Tensor& slot);
   void register_module(std::string name, Module& child);
+  // `slot` must outlive the module; it takes no gradient (requires_grad stays false).
+  void register_buffer(std::string name, Tensor& slot);
 
  private:
-  void collect(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;
+  using Slots = std::vector<std::pair<std::string, Tensor*>>;
+  void collect(const std::string& prefix, Slots& params, Slots* buffers) const;
+  Slots buffers_;
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Module*>> children_;
 };
