@@ -3,8 +3,8 @@
 # Cflags: the include root (headers are <minigraph/...>; fmt's flags come through Requires).
 # Libs: the library and, as it is static, everything it links privately: the GEMM library
 # chosen at configure time when it is linked (BLIS; OpenBLAS is loaded at run time by full
-# path, cmake/MinigraphBlas.cmake), OpenMP, libdl, and the CUDA runtime and cuBLAS when the
-# CUDA backend is built. (A shared build moves these to Libs.private.) A library outside the
+# path, cmake/MinigraphBlas.cmake), SentencePiece (the tokenizer), OpenMP, libdl, and the
+# CUDA runtime and cuBLAS when the CUDA backend is built. (A shared build moves these to Libs.private.) A library outside the
 # linker's default folders also gets an rpath, as CMake gives its own programs.
 
 # "-L<dir> [-Wl,-rpath,<dir>] -l<name>" for a library given by full path; other items as they are.
@@ -49,7 +49,7 @@ if(MINIGRAPH_WITH_CUDA)
     list(APPEND pc_link_items ${location})
   endforeach()
 endif()
-list(APPEND pc_link_items ${OpenMP_CXX_FLAGS} ${CMAKE_DL_LIBS})
+list(APPEND pc_link_items ${SENTENCEPIECE_LINK_LIBRARIES} ${OpenMP_CXX_FLAGS} ${CMAKE_DL_LIBS})
 _minigraph_pc_link_flags(pc_link_flags ${pc_link_items})
 
 get_target_property(minigraph_type minigraph TYPE)

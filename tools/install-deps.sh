@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ libeigen3-dev libfmt-dev libgtest-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libopenblas-dev libopenblas-openmp-dev graphviz
-          pkgconf)  # pkgconf: pkg-config, for the test of the installed minigraph.pc
+          pkgconf libsentencepiece-dev)  # pkgconf: pkg-config (SentencePiece, minigraph.pc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

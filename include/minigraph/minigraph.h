@@ -1,6 +1,6 @@
-// The umbrella header, above every floor (framework, ops, models): tensors, autograd, modules,
-// gradcheck, graph pictures, op libraries, threads and CPU memory statistics, every built-in op and
-// the ANDREA layers.
+// The umbrella header, above every floor (framework, ops, models, train): tensors, autograd,
+// modules, gradcheck, graph pictures, op libraries, threads and CPU memory statistics, every
+// built-in op, the ANDREA layers and the training data (tokenizer, dataset, batches).
 #pragma once
 
 #include "minigraph/autograd.h"
@@ -17,4 +17,6 @@
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
 #include "minigraph/threads.h"
+#include "minigraph/train/data/dataset.h"
+#include "minigraph/train/data/tokenizer.h"
 #include "minigraph/version.h"

@@ -26,7 +26,8 @@ endif()
 set(expected minigraph/minigraph.h minigraph/ops.h minigraph/version.h
              minigraph/ops/builtin_ops.h minigraph/testing/op_harness.h
              minigraph/models/layers/embedding.h minigraph/models/andrea/config.h
-             minigraph/models/andrea/model.h)
+             minigraph/models/andrea/model.h minigraph/train/data/tokenizer.h
+             minigraph/train/data/dataset.h)
 file(GLOB framework_headers RELATIVE ${TOP_SOURCE_DIR}/framework/include
      ${TOP_SOURCE_DIR}/framework/include/minigraph/*.h)
 list(APPEND expected ${framework_headers})

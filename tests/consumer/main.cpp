@@ -1,4 +1,5 @@
-// Builds the ANDREA input layer and head from the installed package and checks one value.
+// Builds the ANDREA input layer and head from the installed package and checks one value;
+// the tokenizer rejects bytes that are no model.
 #include <minigraph/minigraph.h>
 
 #include <cstdio>
@@ -14,6 +15,13 @@ int main() {
   logits.backward(mg::Tensor::ones(logits.shape()));
   bool ok = logits.shape() == mg::Shape{1, 3, 13} &&
             model.head.weight().grad().shape() == mg::Shape{4, 13};
+  // The tokenizer links SentencePiece, a dependency of the static library: bytes that are no
+  // model must come back as an mg::Error.
+  try {
+    mg::train::Tokenizer::from_serialized("not a model");
+    ok = false;
+  } catch (const mg::Error&) {
+  }
   std::printf("consumer: logits %s, %s\n", mg::shape_str(logits.shape()).c_str(),
               ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
