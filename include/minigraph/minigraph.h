@@ -1,6 +1,6 @@
-// The umbrella header, above every floor (framework, ops, models): tensors, autograd, modules,
-// gradcheck, graph pictures, op libraries, threads and CPU memory statistics, every built-in op and
-// the ANDREA layers.
+// The umbrella header, above every floor (framework, ops, models, optim): tensors, autograd,
+// modules, gradcheck, graph pictures, op libraries, threads and CPU memory statistics, every
+// built-in op, the ANDREA layers, and the optimizers, clipping and schedules.
 #pragma once
 
 #include "minigraph/autograd.h"
@@ -14,6 +14,11 @@
 #include "minigraph/module.h"
 #include "minigraph/op.h"
 #include "minigraph/ops.h"
+#include "minigraph/optim/adamw.h"
+#include "minigraph/optim/clip.h"
+#include "minigraph/optim/optimizer.h"
+#include "minigraph/optim/schedule.h"
+#include "minigraph/optim/sgd.h"
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
 #include "minigraph/threads.h"
