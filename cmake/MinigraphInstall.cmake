@@ -9,7 +9,8 @@
 #   minigraph/ops.h, version.h     generated at configure time
 #   minigraph/ops/<op>/<op>.h      each built-in op's public header (ops/CMakeLists.txt)
 #   minigraph/models/...           layers/embedding.h, andrea/config.h, andrea/model.h
-#   minigraph/train/...            data/tokenizer.h, data/dataset.h
+#   minigraph/optim/...            optimizer.h, sgd.h, adamw.h, clip.h, schedule.h
+#   minigraph/train/...            data/tokenizer.h, data/dataset.h, trainer.h, similarity.h
 #   minigraph/testing/op_harness.h the op harness (when tests are built)
 include(CMakePackageConfigHelpers)
 set(MINIGRAPH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/minigraph)

@@ -1,7 +1,8 @@
 # ctest layers_include_only_below: each floor includes headers of its own floor and those
 # below it only (DESIGN: framework <- ops <- models <- optim / train / dist <- tools). The
-# build already cannot find a header of a floor above (its generated folder is not on the include path); this names the offending
-# file and line, and also catches an include that goes through a relative or absolute path.
+# build already cannot find a header of a floor above (its generated folder is not on the
+# include path); this names the offending file and line, and also catches an include that
+# goes through a relative or absolute path.
 #   cmake -DSOURCE_DIR=<repo> -P check_includes.cmake
 cmake_minimum_required(VERSION 3.24)
 file(STRINGS ${SOURCE_DIR}/ops/op_list.h op_lines REGEX "^MG_OP\\(")
@@ -12,13 +13,16 @@ foreach(line IN LISTS op_lines)
 endforeach()
 list(JOIN op_folders "|" op_alternatives)
 # What a floor must not include, as a regex on the text after `#include`.
-set(above_framework "minigraph/(ops|models|train)[/.]|minigraph/minigraph\\.h|(^|[\"</])(ops|models|andrea|layers|train|${op_alternatives})/")
-set(above_ops "minigraph/(models|train)/|minigraph/minigraph\\.h|(^|[\"</])(models|andrea|layers|train)/")
+set(above_framework "minigraph/(ops|models|optim|train)[/.]|minigraph/minigraph\\.h|(^|[\"</])(ops|models|andrea|layers|optim|train|${op_alternatives})/")
+set(above_ops "minigraph/(models|optim|train)/|minigraph/minigraph\\.h|(^|[\"</])(models|andrea|layers|optim|train)/")
+set(above_models "minigraph/(optim|train)/|minigraph/minigraph\\.h|(^|[\"</])(optim|train|dist|tools|cli)/")
+# optim/ may include the framework, the ops and the models; nothing of train/, dist/, tools/.
+set(above_optim "minigraph/(train|dist|tools)/|minigraph/minigraph\\.h|(^|[\"</])(train|dist|tools|cli)/")
 # train may include framework, ops, models and optim; not dist (its sibling) or tools.
 set(above_train "minigraph/(dist|tools)/|minigraph/minigraph\\.h|(^|[\"</])(dist|tools|cli)/")
 
 set(violations "")
-foreach(floor framework ops train)
+foreach(floor framework ops models optim train)
   file(GLOB_RECURSE files ${SOURCE_DIR}/${floor}/*.h ${SOURCE_DIR}/${floor}/*.cpp
        ${SOURCE_DIR}/${floor}/*.cu ${SOURCE_DIR}/${floor}/*.cuh)
   set(pattern "${above_${floor}}")

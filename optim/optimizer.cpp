@@ -1,0 +1,154 @@
+// The optimizer base: the step loop over parameters with gradients, lazily allocated state,
+// and state dicts checked in full before anything changes.
+#include "optimizer.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "minigraph/autograd.h"
+#include "minigraph/error.h"
+
+namespace mg::optim {
+
+namespace {
+
+Tensor count_tensor(std::int64_t count) {
+  return Tensor::from_vector(std::vector<std::int64_t>{count}, {1});
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::string kind, NamedParameters params, double lr)
+    : kind_(std::move(kind)), params_(std::move(params)), slots_(params_.size()), lr_(0) {
+  std::set<std::string> seen;
+  for (const auto& [name, p] : params_) {
+    MG_CHECK(!name.empty() && name != "step", kind_, "params",
+             "parameter names other than \"\" and \"step\"", "'{}'", name);
+    MG_CHECK(seen.insert(name).second, kind_, "params", "each parameter name once", "'{}' twice",
+             name);
+    MG_CHECK(p.defined(), kind_, name, "a defined parameter", "an undefined tensor");
+    MG_CHECK(is_floating(p.dtype()), kind_, name, "a floating-point parameter (f32, f64)", "{}",
+             dtype_name(p.dtype()));
+  }
+  set_lr(lr);
+}
+
+void Optimizer::set_lr(double lr) {
+  MG_CHECK(std::isfinite(lr) && lr >= 0, kind_, "lr", "a finite learning rate >= 0", "{}", lr);
+  lr_ = lr;
+}
+
+void Optimizer::step() {
+  NoGradGuard no_grad;
+  ++step_count_;
+  const std::vector<std::string> names = state_names();
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i].second;
+    const Tensor grad = p.grad();
+    if (!grad.defined()) continue;
+    Slot& slot = slots_[i];
+    if (slot.state.size() != names.size()) {
+      slot.state.clear();
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        slot.state.push_back(Tensor::zeros(p.shape(), p.dtype(), p.device()));
+      }
+    }
+    update(p, grad, slot.state, ++slot.steps);
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (auto& [name, p] : params_) p.zero_grad();
+}
+
+StateDict Optimizer::state_dict() const {
+  StateDict dict;
+  dict.emplace_back("step", count_tensor(step_count_));
+  const std::vector<std::string> names = state_names();
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const Slot& slot = slots_[i];
+    if (slot.steps == 0) continue;
+    const std::string& param = params_[i].first;
+    dict.emplace_back(param + ".step", count_tensor(slot.steps));
+    for (std::size_t k = 0; k < names.size() && k < slot.state.size(); ++k) {
+      dict.emplace_back(param + "." + names[k], slot.state[k]);
+    }
+  }
+  return dict;
+}
+
+void Optimizer::load_state_dict(const StateDict& dict) {
+  const std::string op = kind_ + ".load_state_dict";
+  std::map<std::string, const Tensor*> entries;
+  for (const auto& [name, t] : dict) {
+    MG_CHECK(entries.emplace(name, &t).second, op, name, "each entry once", "a repeated entry");
+    MG_CHECK(t.defined(), op, name, "a defined tensor", "an undefined one");
+  }
+  auto read_count = [&](const std::string& name, std::int64_t min) {
+    const Tensor& t = *entries.at(name);
+    MG_CHECK(t.dtype() == DType::i64 && t.shape() == Shape{1}, op, name,
+             "an i64 tensor of shape [1]", "{} {}", dtype_name(t.dtype()), shape_str(t.shape()));
+    const auto count = static_cast<std::int64_t>(t.to(Device::cpu()).item());
+    MG_CHECK(count >= min, op, name, fmt::format("a step count >= {}", min), "{}", count);
+    return count;
+  };
+  MG_CHECK(entries.count("step") == 1, op, "step", "an entry 'step' (the step count)",
+           "no such entry");
+  const std::int64_t step_count = read_count("step", 0);
+  std::size_t used = 1;
+
+  // Everything is checked and staged first; the optimizer changes only once all of it fits.
+  const std::vector<std::string> names = state_names();
+  std::vector<Slot> staged(params_.size());
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto& [param, p] = params_[i];
+    const std::string step_name = param + ".step";
+    const bool has_step = entries.count(step_name) == 1;
+    for (const std::string& state : names) {
+      const std::string name = param + "." + state;
+      const bool has = entries.count(name) == 1;
+      MG_CHECK(has == has_step, op, has ? step_name : name,
+               fmt::format("an entry, as '{}' has one", has ? name : step_name), "no such entry");
+    }
+    if (!has_step) continue;
+    staged[i].steps = read_count(step_name, 1);
+    ++used;
+    for (const std::string& state : names) {
+      const std::string name = param + "." + state;
+      const Tensor& t = *entries.at(name);
+      MG_CHECK(t.shape() == p.shape() && t.dtype() == p.dtype(), op, name,
+               fmt::format("shape {} and dtype {} (parameter '{}')", shape_str(p.shape()),
+                           dtype_name(p.dtype()), param),
+               "shape {} and dtype {}", shape_str(t.shape()), dtype_name(t.dtype()));
+      ++used;
+    }
+  }
+  if (used != entries.size()) {
+    std::set<std::string> known{"step"};
+    for (const auto& [param, p] : params_) {
+      known.insert(param + ".step");
+      for (const std::string& state : names) known.insert(param + "." + state);
+    }
+    for (const auto& [name, t] : entries) {
+      MG_CHECK(known.count(name) == 1, op, name,
+               fmt::format("an entry of this {} ('step', '<param>.step' or '<param>.<{}>')", kind_,
+                           fmt::join(names, "|")),
+               "an unknown entry");
+    }
+  }
+  // Copies into fresh tensors (a dict's tensors may be this optimizer's own live state).
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    if (staged[i].steps == 0) continue;
+    const Tensor& p = params_[i].second;
+    for (const std::string& state : names) {
+      Tensor t = Tensor::empty(p.shape(), p.dtype(), p.device());
+      t.copy_(*entries.at(params_[i].first + "." + state));
+      staged[i].state.push_back(std::move(t));
+    }
+  }
+  slots_ = std::move(staged);
+  step_count_ = step_count;
+}
+
+}  // namespace mg::optim
