@@ -30,4 +30,31 @@ std::optional<BadId> first_bad_id(const Tensor& ids, std::int64_t rows) {
                })};
 }
 
+TargetScan scan_targets(const Tensor& targets, std::int64_t classes, std::int64_t ignore_index) {
+  TargetScan scan;
+  if (targets.numel() == 0) return scan;
+  CudaBackend& backend = activate(targets.device());
+  constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
+  // [0]: the first bad position (~0: none), [1]: the count of targets not ignored.
+  DeviceBuffer result(backend, 2 * sizeof(unsigned long long));
+  auto* words = result.as<unsigned long long>();
+  MG_CUDA_CHECK(cudaMemsetAsync(words, 0xFF, sizeof kNone, backend.stream()));
+  MG_CUDA_CHECK(cudaMemsetAsync(words + 1, 0, sizeof kNone, backend.stream()));
+  dispatch_ids(targets.dtype(), [&]<typename Id>() {
+    scan_targets_on_device(targets.data<Id>(), targets.numel(), classes, ignore_index, words,
+                           words + 1, backend.stream());
+  });
+  unsigned long long host[2] = {kNone, 0};
+  backend.copy_to_host(host, words, sizeof host);
+  scan.counted = static_cast<std::int64_t>(host[1]);
+  if (host[0] == kNone) return scan;
+  const auto index = static_cast<std::int64_t>(host[0]);
+  scan.bad = BadId{index, dispatch_ids(targets.dtype(), [&]<typename Id>() {
+                     Id id = 0;
+                     backend.copy_to_host(&id, targets.data<Id>() + index, sizeof id);
+                     return static_cast<std::int64_t>(id);
+                   })};
+  return scan;
+}
+
 }  // namespace mg::cuda

@@ -1,5 +1,6 @@
-// The device side of the id check shared by the embedding ops: finds the first id outside
-// [0, rows) without a device-side assert (which would poison the CUDA context for good).
+// The device side of the id checks shared by the embedding ops and the losses: finds the first
+// id outside [0, rows) (or target outside [0, classes) that is not ignore_index) without a
+// device-side assert (which would poison the CUDA context for good).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,5 +29,22 @@ std::optional<BadId> first_bad_id(const Tensor& ids, std::int64_t rows);
 template <typename Id>
 void find_first_bad_id(const Id* ids, std::int64_t count, std::int64_t rows,
                        unsigned long long* first_bad, cudaStream_t stream);
+
+// A loss's targets, scanned on the device: the first target outside [0, classes) that is not
+// ignore_index (none if all are good), and how many targets are not ignore_index (the rows a
+// mean counts). Waits for the stream. Host code (ids_cuda.cpp).
+struct TargetScan {
+  std::optional<BadId> bad;  // BadId::id holds the target's value
+  std::int64_t counted = 0;
+};
+TargetScan scan_targets(const Tensor& targets, std::int64_t classes, std::int64_t ignore_index);
+
+// Lowers *first_bad (set to ~0 beforehand) to the lowest flat index of a target outside
+// [0, classes) that is not ignore_index, and adds to *counted (zeroed beforehand) the number
+// of targets that are not ignore_index. Queued on `stream`. Id: int32_t or int64_t.
+template <typename Id>
+void scan_targets_on_device(const Id* targets, std::int64_t count, std::int64_t classes,
+                            std::int64_t ignore_index, unsigned long long* first_bad,
+                            unsigned long long* counted, cudaStream_t stream);
 
 }  // namespace mg::cuda
