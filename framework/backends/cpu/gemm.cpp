@@ -144,9 +144,12 @@ void set_gemm_threads(int threads) {
 
 namespace cpu {
 
+namespace {
+
+// C = op(A) op(B), or C += op(A) op(B) when accumulate (BLAS beta 0 or 1).
 template <typename T>
-void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
-          bool transpose_a, bool transpose_b) {
+void gemm_beta(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+               bool transpose_a, bool transpose_b, bool accumulate) {
   if (m == 0 || n == 0) return;
 #if defined(MG_GEMM_OPENBLAS) || defined(MG_GEMM_BLIS)
   MG_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul", "a",
@@ -164,34 +167,59 @@ void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int
 #endif
   if constexpr (std::is_same_v<T, float>) {
     sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-          1.0f, a, lda, b, ldb, 0.0f, c, static_cast<int>(n));
+          1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, static_cast<int>(n));
   } else {
     dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
-          a, lda, b, ldb, 0.0, c, static_cast<int>(n));
+          a, lda, b, ldb, accumulate ? 1.0 : 0.0, c, static_cast<int>(n));
   }
 #else
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<const Matrix> A(a, transpose_a ? k : m, transpose_a ? m : k);
   Eigen::Map<const Matrix> B(b, transpose_b ? n : k, transpose_b ? k : n);
   Eigen::Map<Matrix> C(c, m, n);
+  auto store = [&](const auto& product) {
+    if (accumulate) {
+      C.noalias() += product;
+    } else {
+      C.noalias() = product;
+    }
+  };
   if (k == 0) {
-    C.setZero();
+    if (!accumulate) C.setZero();
   } else if (!transpose_a && !transpose_b) {
-    C.noalias() = A * B;
+    store(A * B);
   } else if (transpose_a && !transpose_b) {
-    C.noalias() = A.transpose() * B;
+    store(A.transpose() * B);
   } else if (!transpose_a) {
-    C.noalias() = A * B.transpose();
+    store(A * B.transpose());
   } else {
-    C.noalias() = A.transpose() * B.transpose();
+    store(A.transpose() * B.transpose());
   }
 #endif
+}
+
+}  // namespace
+
+template <typename T>
+void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+          bool transpose_a, bool transpose_b) {
+  gemm_beta(a, b, c, m, n, k, transpose_a, transpose_b, false);
+}
+
+template <typename T>
+void gemm_accumulate(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                     bool transpose_a, bool transpose_b) {
+  gemm_beta(a, b, c, m, n, k, transpose_a, transpose_b, true);
 }
 
 template void gemm<float>(const float*, const float*, float*, std::int64_t, std::int64_t,
                           std::int64_t, bool, bool);
 template void gemm<double>(const double*, const double*, double*, std::int64_t, std::int64_t,
                            std::int64_t, bool, bool);
+template void gemm_accumulate<float>(const float*, const float*, float*, std::int64_t, std::int64_t,
+                                     std::int64_t, bool, bool);
+template void gemm_accumulate<double>(const double*, const double*, double*, std::int64_t,
+                                      std::int64_t, std::int64_t, bool, bool);
 
 }  // namespace cpu
 
@@ -221,8 +249,8 @@ std::string gemm_library() {
                      : threading == 1 ? "pthreads"
                                       : "serial");
 #elif defined(MG_GEMM_BLIS)
-  return fmt::format("BLIS {} ({} kernels, chosen by BLIS)",
-                     bli_info_get_version_str(), gemm_kernels());
+  return fmt::format("BLIS {} ({} kernels, chosen by BLIS)", bli_info_get_version_str(),
+                     gemm_kernels());
 #else
   return fmt::format("Eigen {}.{}.{} (no BLAS)", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
                      EIGEN_MINOR_VERSION);

@@ -47,6 +47,15 @@ extern template void gemm<float>(const float*, const float*, float*, std::int64_
                                  std::int64_t, bool, bool);
 extern template void gemm<double>(const double*, const double*, double*, std::int64_t, std::int64_t,
                                   std::int64_t, bool, bool);
+// The same product added to what c holds: C [m, n] += op(A) op(B) (BLAS beta = 1), for ops
+// that sum a product over chunks (linear_cross_entropy's weight gradient) without a temporary.
+template <typename T>
+void gemm_accumulate(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                     bool transpose_a, bool transpose_b);
+extern template void gemm_accumulate<float>(const float*, const float*, float*, std::int64_t,
+                                            std::int64_t, std::int64_t, bool, bool);
+extern template void gemm_accumulate<double>(const double*, const double*, double*, std::int64_t,
+                                             std::int64_t, std::int64_t, bool, bool);
 
 }  // namespace mg::cpu
 
