@@ -201,7 +201,9 @@ TEST(Optim, StepsAfterTheFirstAllocateNothing) {
        std::initializer_list<optim::Optimizer*>{&adamw, &sgd, &nesterov, &plain}) {
     const std::size_t fresh = cpu::memory_stats().in_use_bytes;
     o->step();  // allocates the state, which the statistics see
-    if (!o->state_names().empty()) EXPECT_GT(cpu::memory_stats().in_use_bytes, fresh);
+    if (!o->state_names().empty()) {
+      EXPECT_GT(cpu::memory_stats().in_use_bytes, fresh);
+    }
     const cpu::MemoryStats before = cpu::memory_stats();
     cpu::reset_peak_memory_stats();
     for (int s = 0; s < 3; ++s) o->step();

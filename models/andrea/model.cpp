@@ -74,6 +74,11 @@ Tensor Andrea::forward(const Tensor& ids, std::int64_t offset) const {
   return head.forward(input.forward(ids, offset));
 }
 
+Tensor Andrea::loss(const Tensor& ids, const Tensor& targets,
+                    const LinearCrossEntropyOptions& options) const {
+  return linear_cross_entropy(input.forward(ids), head.weight(), targets, options);
+}
+
 Tensor transposed_copy(const Tensor& matrix, const std::string& name) {
   MG_CHECK(matrix.defined() && matrix.dim() == 2, "andrea::transposed_copy", name, "a 2-D tensor",
            "{}", matrix.defined() ? shape_str(matrix.shape()) : "an undefined tensor");
@@ -167,7 +172,8 @@ std::string summary(const AndreaConfig& config) {
                    dims(config.vocab_size, config.d_model), g(config.token_embedding_parameters()));
   if (config.positions == PositionKind::learned) {
     s += fmt::format("{:<28} {:>14} = {:>11}\n", "position embedding table",
-                     dims(config.context, config.d_model), g(config.position_embedding_parameters()));
+                     dims(config.context, config.d_model),
+                     g(config.position_embedding_parameters()));
   } else {
     s += fmt::format("{:<28} {:>14}   {:>11}\n", "sinusoidal positions (fixed)",
                      dims(config.context, config.d_model), 0);

@@ -17,6 +17,7 @@
 #include "minigraph/models/andrea/config.h"
 #include "minigraph/models/layers/embedding.h"
 #include "minigraph/module.h"
+#include "minigraph/ops/linear_cross_entropy/linear_cross_entropy.h"
 
 namespace mg::andrea {
 
@@ -53,6 +54,11 @@ class Andrea : public Module {
  public:
   explicit Andrea(const AndreaConfig& config = AndreaConfig::andrea_120m());
   Tensor forward(const Tensor& ids, std::int64_t offset = 0) const;  // -> logits [B, T, V]
+  // The next-token loss of ids [B, T] against targets [B, T] (ids in [0, V) or ignore_index):
+  // the input layer, then the head fused with the cross-entropy (linear_cross_entropy), which
+  // never materialises the [B, T, V] logits. -> [] (mean or sum)
+  Tensor loss(const Tensor& ids, const Tensor& targets,
+              const LinearCrossEntropyOptions& options = {}) const;
   const AndreaConfig& config() const { return config_; }
 
  private:

@@ -16,6 +16,7 @@ BLAS and the CPU kernels it dispatches to are recorded. Measurements carry minig
 shows both medians and the ratio minigraph / PyTorch (below 1: minigraph is faster).
 """
 import argparse
+import gc
 import ctypes
 import json
 import os
@@ -173,6 +174,7 @@ def worker(threads, batches, reps):
             zero_grads()
             ((F.embedding(ids, tok) + pos[:T]) @ w).sum().backward()
 
+        train_records(batch, ids, reps, record)
         record("input_layer.fwd_bwd", batch, timed(input_layer, reps))
         record("head.fwd_bwd", batch, timed(head, reps))
         record("head.fwd_bwd_given_grad", batch, timed(head_given_grad, reps))
@@ -181,6 +183,66 @@ def worker(threads, batches, reps):
         faults = record("step.page_faults", batch, t, "faults/step")
         faults["achieved"] = t["faults_per_rep"]
     return records
+
+
+def status_bytes(field):
+    """A field of /proc/self/status ("VmRSS", "VmHWM") in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def peak_growth_mib(work):
+    """The resident set's high-water mark during `work` above the resident set before it, as
+    minigraph bench measures its own (VmHWM reset through /proc/self/clear_refs)."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    before = status_bytes("VmRSS")
+    work()
+    return (status_bytes("VmHWM") - before) / 2**20
+
+
+def train_records(batch, ids, reps, record):
+    """What `minigraph train` does per step, in PyTorch eager: embedding + positions, the
+    linear head, F.cross_entropy, backward, clip_grad_norm_ and AdamW; and the head's loss
+    alone (PyTorch has no fused head + loss: the [n, V] logits are materialised)."""
+    import torch
+    import torch.nn.functional as F
+
+    tok, pos = torch.nn.Parameter(torch.randn(V, D)), torch.nn.Parameter(torch.randn(T, D))
+    w = torch.nn.Parameter(torch.randn(D, V) / D ** 0.5)
+    targets = torch.randint(0, V, (batch, T))
+    optimizer = torch.optim.AdamW([tok, pos, w], lr=1e-3)
+
+    def step():
+        x = F.embedding(ids, tok) + pos[:T]
+        F.cross_entropy((x @ w).view(-1, V), targets.view(-1)).backward()
+        torch.nn.utils.clip_grad_norm_([tok, pos, w], 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()  # AdamW's state exists from here on, as in a run
+    growth = peak_growth_mib(step)
+    t = timed(step, reps)
+    record("train_step", batch, t)
+    memory = record("train_step.peak_memory", batch, t, "MiB")
+    memory["achieved"] = growth
+
+    x = torch.randn(batch, T, D, requires_grad=True)
+
+    def head_loss():
+        x.grad = w.grad = None
+        F.cross_entropy((x @ w).view(-1, V), targets.view(-1)).backward()
+
+    growth = peak_growth_mib(head_loss)
+    t = timed(head_loss, reps)
+    record("head_loss.unfused", batch, t)
+    memory = record("head_loss.unfused.peak_memory", batch, t, "MiB")
+    memory["achieved"] = growth
+    optimizer.zero_grad(set_to_none=True)
 
 
 def machine_busy_s():
@@ -219,7 +281,7 @@ def compare(minigraph, torch_records):
         row = {"name": t["name"], "threads": t["threads"], "batch": t["batch"],
                "torch_median_ms": t["median_ms"], "minigraph_median_ms": None, "ratio": None}
         if m is not None:
-            if t["unit"] in ("us", "faults/step"):
+            if t["unit"] in ("us", "faults/step", "MiB"):
                 row["minigraph"], row["torch"] = m["achieved"], t.get("achieved")
                 row["unit"] = t["unit"]
                 row["ratio"] = m["achieved"] / t["achieved"] if t["achieved"] else None
@@ -240,9 +302,9 @@ def print_table(rows):
           f"{'mg / torch':>10}")
     for r in rows:
         batch = "-" if r["batch"] is None else str(r["batch"])
-        if r.get("unit") in ("us", "faults/step"):
+        if r.get("unit") in ("us", "faults/step", "MiB"):
             unit = r["unit"]
-            digits = 0 if unit == "faults/step" else 2
+            digits = 0 if unit in ("faults/step", "MiB") else 2
             mg = "-" if r["minigraph"] is None else f"{r['minigraph']:.{digits}f} {unit}"
             th = "-" if r["torch"] is None else f"{r['torch']:.{digits}f} {unit}"
         else:

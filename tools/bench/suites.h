@@ -24,6 +24,7 @@ struct SuiteOptions {
 Limits measure_limits(const SuiteOptions& options);
 void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options);
+void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_overhead_suite(const SuiteOptions& options);
 
 }  // namespace mg::bench

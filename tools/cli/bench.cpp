@@ -102,6 +102,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       for (int batch : options->batches) {
         bench::run_op_suite(batch, limits, suite);
         bench::run_model_suite(batch, limits, suite);
+        bench::run_train_suite(batch, limits, suite);
         cpu::empty_cache();
       }
     }

@@ -61,6 +61,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "minigraph/dtype.h"  // Device
+
 namespace mg::andrea {
 struct AndreaConfig;
 }  // namespace mg::andrea
@@ -103,6 +105,8 @@ void add_gradcheck_command(CLI::App& app, int& exit_code);
 void add_ops_command(CLI::App& app, int& exit_code);
 void add_graph_command(CLI::App& app, int& exit_code);
 void add_inspect_command(CLI::App& app, int& exit_code);
+void add_train_command(CLI::App& app, int& exit_code);
+void add_similar_command(CLI::App& app, int& exit_code);
 // --plugin PATH and MINIGRAPH_PLUGINS: call before adding the subcommands.
 void add_plugin_option(CLI::App& app);
 
@@ -123,6 +127,8 @@ inline constexpr std::int64_t kMaxContext = std::int64_t{1} << 20;  // 1,048,576
 CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
 CLI::Validator whole_number_u64(std::uint64_t lo = 0,
                                 std::uint64_t hi = std::numeric_limits<std::uint64_t>::max());
+// A finite number in [lo, hi], or (lo, hi] when above_lo: "expected a number in (0, 10], got 0".
+CLI::Validator real_number(double lo, double hi, bool above_lo = false);
 // --vocab, --d-model and --context into `config` (summary and graph share them).
 void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config);
 // One of the given words: "expected one of f64, f32, got f16".
@@ -145,6 +151,16 @@ void finish_file(std::FILE* file, const std::string& what, const std::string& pa
 // Checks that `path` can be written later (bench --json): creates it if missing, then removes
 // it again, leaving an existing file as it was.
 void check_writable(const std::string& what, const std::string& path);
+// Checks that a directory can be made (or written into) at `path` before a long run: makes
+// it, writes and removes a probe file; CantWorkError naming the path and the reason.
+void check_writable_dir(const std::string& what, const std::string& path);
+
+// ---- training ----------------------------------------------------------------------------
+// The shipped corpus, data/corpus.txt: in the source tree the binary was built from, else
+// where `cmake --install` put it (<prefix>/share/minigraph/corpus.txt).
+std::string default_corpus_path();
+// "cpu", "cuda", "cuda:N" -> Device; UsageError otherwise.
+Device parse_device(const std::string& text);
 
 // ---- progress ----------------------------------------------------------------------------
 // One status line on stderr, rewritten in place with \r, only when stderr is a terminal and

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -47,6 +49,23 @@ CLI::Validator whole_number_of(T lo, T hi) {
 }  // namespace
 
 CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) { return whole_number_of(lo, hi); }
+
+CLI::Validator real_number(double lo, double hi, bool above_lo) {
+  const std::string range = fmt::format("{}{}, {}]", above_lo ? "(" : "[", lo, hi);
+  return CLI::Validator(
+      [lo, hi, above_lo, range](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        const bool number = ec == std::errc() && ptr == end && !text.empty();
+        if (number && std::isfinite(value) && (above_lo ? value > lo : value >= lo) &&
+            value <= hi) {
+          return "";
+        }
+        return fmt::format("expected a number in {}, got {}", range, shown(text, number));
+      },
+      range, "NUMBER");
+}
 
 CLI::Validator whole_number_u64(std::uint64_t lo, std::uint64_t hi) {
   return whole_number_of(lo, hi);
@@ -125,6 +144,36 @@ void check_writable(const std::string& what, const std::string& path) {
   }
   std::fclose(file);
   if (!existed) std::remove(path.c_str());
+}
+
+void check_writable_dir(const std::string& what, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  const std::string probe = (std::filesystem::path(path) / ".minigraph-probe").string();
+  std::FILE* file = ec ? nullptr : std::fopen(probe.c_str(), "w");
+  if (file == nullptr) {
+    throw CantWorkError(fmt::format("{}: cannot write into '{}': {}", what, path,
+                                    ec ? ec.message() : std::strerror(errno)));
+  }
+  std::fclose(file);
+  std::remove(probe.c_str());
+}
+
+std::string default_corpus_path() {
+  const std::filesystem::path in_tree =
+      std::filesystem::path(MINIGRAPH_SOURCE_DIR) / "data" / "corpus.txt";
+  if (std::filesystem::exists(in_tree)) return in_tree.string();
+  return (std::filesystem::path(MINIGRAPH_INSTALL_DATADIR) / "corpus.txt").string();
+}
+
+Device parse_device(const std::string& text) {
+  if (text == "cpu") return Device::cpu();
+  if (text == "cuda") return Device::cuda(0);
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 9 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return Device::cuda(std::stoi(text.substr(5)));
+  }
+  throw UsageError(fmt::format("--device: expected cpu, cuda or cuda:N, got '{}'", text));
 }
 
 // ---- progress ----------------------------------------------------------------------------

@@ -102,6 +102,8 @@ int run(int argc, char** argv) {
   add_ops_command(app, exit_code);
   add_graph_command(app, exit_code);
   add_inspect_command(app, exit_code);
+  add_train_command(app, exit_code);
+  add_similar_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

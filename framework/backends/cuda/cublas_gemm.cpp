@@ -40,7 +40,8 @@ void gemm_row_major(cublasHandle_t handle, const RowMajorGemm& g) {
   const double one64 = 1, zero64 = 0;
   const float one32 = 1, zero32 = 0;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
-  const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
+  const void* beta = f64 ? static_cast<const void*>(g.accumulate ? &one64 : &zero64)
+                         : (g.accumulate ? &one32 : &zero32);
   MG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, op_b, op_a, n, m, k, alpha, g.b, type, ld_b, g.stride_b, g.a, type, ld_a, g.stride_a,
       beta, g.c, type, n, g.stride_c, batch, compute, CUBLAS_GEMM_DEFAULT));

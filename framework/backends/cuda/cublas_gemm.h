@@ -22,6 +22,7 @@ inline void check_cublas(cublasStatus_t status, const char* call, const char* fi
 // c[i] = op(a[i]) op(b[i]) for i < batch, every matrix row-major and contiguous:
 //   op(a) [m, k] (stored [k, m] when transpose_a), op(b) [k, n] (stored [n, k] when
 //   transpose_b), c [m, n]. Strides count elements between batch entries; 0 repeats an operand.
+// accumulate: c[i] += op(a[i]) op(b[i]) (beta = 1), as a chunked weight gradient needs.
 struct RowMajorGemm {
   DType dtype;  // f32 or f64, all three matrices
   bool transpose_a = false, transpose_b = false;
@@ -32,6 +33,7 @@ struct RowMajorGemm {
   std::int64_t stride_b = 0;
   void* c;
   std::int64_t stride_c = 0;
+  bool accumulate = false;
 };
 
 // Queues the product on the handle's stream. f32 is exact f32 unless set_allow_tf32(true);

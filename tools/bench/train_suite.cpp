@@ -1,0 +1,110 @@
+// A training step as `minigraph train` runs it, at ANDREA's shapes: the input layer, the fused
+// head + loss (linear_cross_entropy), backward, clipping and an AdamW update; its time and the
+// memory it takes beyond the parameters and the optimizer's state. And the head's loss alone,
+// fused against unfused (matmul + cross_entropy, whose [n, V] logits and their gradient are
+// materialised), in memory and time. Legend: n = B*T positions, D width, V vocabulary.
+#include <fstream>
+#include <string>
+
+#include "minigraph/cpu.h"
+#include "suite_common.h"
+
+namespace mg::bench {
+
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+// The three GEMMs of the head (forward, dx, dW), as in model_suite.
+double head_flops(double n) { return 6 * n * kWidth * kVocab; }
+
+// A field of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 where it cannot be read.
+double status_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) * 1024;
+  }
+  return 0;
+}
+
+struct Growth {
+  double rss = 0;     // the process's peak resident memory above its resident memory before
+  double tensor = 0;  // the allocator's peak above the tensor memory in use before
+};
+// What `work` takes at its peak, measured the way compare_torch.py measures PyTorch (the
+// resident set's high-water mark, reset through /proc/self/clear_refs) and by the allocator.
+Growth peak_growth(const std::function<void()>& work) {
+  cpu::empty_cache();
+  std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
+  const double rss_before = status_bytes("VmRSS");
+  const auto in_use = static_cast<double>(cpu::memory_stats().in_use_bytes);
+  cpu::reset_peak_memory_stats();
+  work();
+  return {status_bytes("VmHWM") - rss_before,
+          static_cast<double>(cpu::memory_stats().peak_reserved_bytes) - in_use};
+}
+
+Record memory_record(const std::string& name, int batch, const Growth& growth,
+                     const std::string& what) {
+  Record r{.name = name, .threads = num_threads(), .batch = batch};
+  r.achieved = growth.rss / kMiB;
+  r.unit = "MiB";
+  r.note = fmt::format("peak resident memory above that before {}; tensors: {:.0f} MiB", what,
+                       growth.tensor / kMiB);
+  return r;
+}
+
+}  // namespace
+
+void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options) {
+  auto wanted = options.wanted;
+  if (!wanted("train_step") && !wanted("head_loss")) return;
+  const double n = static_cast<double>(batch) * kContext;
+  andrea::Andrea model;
+  Tensor ids = random_ids(batch), targets = random_ids(batch, 21);
+
+  if (wanted("train_step")) {
+    optim::AdamW optimizer(model.named_parameters(), optim::AdamWOptions{});
+    auto step = [&] {
+      linear_cross_entropy(model.input.forward(ids), model.head.weight(), targets).backward();
+      auto params = model.parameters();
+      optim::clip_grad_norm(params, 1.0);
+      optimizer.step();
+      optimizer.zero_grad();
+    };
+    step();  // the optimizer's state exists from here on, as in a run
+    const Growth growth = peak_growth(step);
+    Timing t = time_reps(step, options.reps, 1);
+    options.emit(rate_record("train_step", batch, t, Work::flops, head_flops(n), limits, 0,
+                             "input layer + fused head/loss + backward + clip + AdamW"));
+    options.emit(memory_record("train_step.peak_memory", batch, growth,
+                               "a step (parameters and AdamW state exist)"));
+  }
+  if (wanted("head_loss")) {
+    Tensor x = random_tensor({batch, kContext, kWidth}, true, 15);
+    const Tensor& w = model.head.weight();
+    auto fused = [&] {
+      x.zero_grad();
+      model.zero_grad();
+      linear_cross_entropy(x, w, targets).backward();
+    };
+    auto unfused = [&] {
+      x.zero_grad();
+      model.zero_grad();
+      cross_entropy(matmul(x, w).view({-1, kVocab}), targets.view({-1})).backward();
+    };
+    const Growth fused_bytes = peak_growth(fused);
+    const Growth unfused_bytes = peak_growth(unfused);
+    Timing tf = time_reps(fused, options.reps, 1);
+    options.emit(rate_record("head_loss.fused", batch, tf, Work::flops, head_flops(n), limits, 0,
+                             "linear_cross_entropy fwd+bwd"));
+    Timing tu = time_reps(unfused, options.reps, 1);
+    options.emit(rate_record("head_loss.unfused", batch, tu, Work::flops, head_flops(n), limits, 0,
+                             "matmul + cross_entropy fwd+bwd"));
+    options.emit(memory_record("head_loss.fused.peak_memory", batch, fused_bytes, "fwd+bwd"));
+    options.emit(memory_record("head_loss.unfused.peak_memory", batch, unfused_bytes, "fwd+bwd"));
+  }
+}
+
+}  // namespace mg::bench

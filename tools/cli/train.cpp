@@ -1,0 +1,203 @@
+// minigraph train: ANDREA's input layer + untied head trained as a next-token model on a text
+// corpus (the shipped one by default): a SentencePiece tokenizer trained on it, random windows
+// of T + 1 tokens from a seeded order, the fused head + loss, AdamW or SGD with clipping and a
+// warmup + cosine schedule, a held-out validation loss, checkpoints to resume from bit for bit.
+// On a terminal: a progress bar on stderr; in a pipe: a log line every --log-every steps;
+// --json: one JSON object per step on stdout.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "minigraph/minigraph.h"
+
+namespace mg::cli {
+
+namespace {
+
+struct TrainOptions {
+  train::TrainConfig config;
+  std::string optimizer = "adamw", positions = "learned", device = "cpu";
+  std::string checkpoint;
+  bool resume = false, json = false;
+  int threads = 0;
+  std::int64_t log_every = 0, chunk_mib = 64;
+};
+
+std::string clock_text(double seconds) {
+  const auto s = static_cast<std::int64_t>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+                   : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+std::string bar(std::int64_t done, std::int64_t total) {
+  constexpr int kWidth = 12;
+  const auto filled = static_cast<int>(kWidth * done / std::max<std::int64_t>(total, 1));
+  return "[" + std::string(static_cast<std::size_t>(filled), '#') +
+         std::string(static_cast<std::size_t>(kWidth - filled), '.') + "]";
+}
+
+std::string metrics_text(const train::StepMetrics& m, double last_val) {
+  return fmt::format("step {}/{}  loss {:.4f}  val {}  lr {:.2e}  {:.0f} tok/s  ETA {}", m.step,
+                     m.steps, m.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-", m.lr,
+                     m.tokens_per_s, clock_text(m.eta_s));
+}
+
+// The terminal's line, within Progress's 78 columns: the bar, step, loss, validation loss,
+// tokens/s and ETA.
+std::string progress_text(const train::StepMetrics& m, double last_val) {
+  return fmt::format("{} {}/{} loss {:.4f} val {} {:.0f} tok/s ETA {}", bar(m.step, m.steps),
+                     m.step, m.steps, m.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-",
+                     m.tokens_per_s, clock_text(m.eta_s));
+}
+
+nlohmann::json metrics_json(const train::StepMetrics& m) {
+  nlohmann::json j{{"step", m.step},           {"steps", m.steps},
+                   {"loss", m.loss},           {"lr", m.lr},
+                   {"grad_norm", m.grad_norm}, {"tokens_per_s", m.tokens_per_s},
+                   {"elapsed_s", m.elapsed_s}, {"eta_s", m.eta_s}};
+  if (m.val_loss >= 0) j["val_loss"] = m.val_loss;
+  return j;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "train", "train ANDREA's input layer + untied head as a next-token model on a corpus");
+  cmd->footer(std::string("A SentencePiece tokenizer is trained on the corpus (or loaded from the "
+                          "checkpoint with --resume); each step takes B random windows of T + 1 "
+                          "tokens, in an order fixed by --seed. The same seed and --threads give "
+                          "the same losses bit for bit, and a run resumed from its checkpoint "
+                          "continues as if never stopped. --checkpoint DIR is written at the end "
+                          "(and every --save-every steps).\n") +
+              kExitCodesHelp);
+  auto o = std::make_shared<TrainOptions>();
+  train::TrainConfig& c = o->config;
+  c.corpus = default_corpus_path();
+  cmd->add_option("--corpus", c.corpus, "a UTF-8 text file")->capture_default_str();
+  cmd->add_option("--vocab-size", c.vocab_size, "the tokenizer's vocabulary V")
+      ->check(whole_number(2, kMaxVocab))
+      ->capture_default_str();
+  cmd->add_option("--d-model", c.d_model, "width D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd->add_option("--context", c.context, "tokens per window T")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
+  cmd->add_option("--batch", c.batch, "windows per step B")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--steps", c.steps, "optimizer steps in all")
+      ->check(whole_number(1, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--lr", c.lr, "peak learning rate")
+      ->check(real_number(0, 10, true))
+      ->capture_default_str();
+  cmd->add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine")
+      ->check(real_number(0, 10))
+      ->capture_default_str();
+  cmd->add_option("--warmup", c.warmup, "warmup steps (-1: steps / 20)")
+      ->check(whole_number(-1, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer, "adamw or sgd")
+      ->check(one_of({"adamw", "sgd"}))
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", c.weight_decay, "decoupled (adamw) or L2 (sgd)")
+      ->check(real_number(0, 10))
+      ->capture_default_str();
+  cmd->add_option("--momentum", c.momentum, "sgd's momentum")
+      ->check(real_number(0, 0.999))
+      ->capture_default_str();
+  cmd->add_option("--clip", c.clip, "global gradient norm (0: none)")
+      ->check(real_number(0, 1e30))
+      ->capture_default_str();
+  cmd->add_option("--seed", c.seed, "parameters and batch order")
+      ->check(whole_number_u64())
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "CPU threads (0: OMP_NUM_THREADS, else every core)")
+      ->check(whole_number(0, 256))
+      ->capture_default_str();
+  cmd->add_option("--positions", o->positions, "learned or sinusoidal")
+      ->check(one_of({"learned", "sinusoidal"}))
+      ->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--eval-every", c.eval_every, "validation loss every N steps (0: never)")
+      ->check(whole_number(0, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--eval-batches", c.eval_batches, "validation batches of B windows")
+      ->check(whole_number(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--chunk-mib", o->chunk_mib, "the fused head's memory budget per chunk")
+      ->check(whole_number(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end");
+  cmd->add_flag("--resume", o->resume, "continue the run saved in --checkpoint");
+  cmd->add_option("--log-every", o->log_every, "log line every N steps in a pipe (0: 20 lines)")
+      ->check(whole_number(0, std::int64_t{1} << 40));
+  cmd->add_flag("--json", o->json, "one JSON object per step on stdout, nothing else");
+  cmd->callback([o, &exit_code] {
+    train::TrainConfig& c = o->config;
+    if (o->resume && o->checkpoint.empty()) {
+      throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
+    }
+    c.optimizer = o->optimizer == "sgd" ? train::OptimizerKind::sgd : train::OptimizerKind::adamw;
+    c.positions = parse_position_kind(o->positions);
+    c.device = parse_device(o->device);
+    c.chunk_bytes = o->chunk_mib << 20;
+    if (o->threads > 0) set_num_threads(o->threads);
+    c.validate();
+    if (!o->checkpoint.empty() && !o->resume)
+      check_writable_dir("train --checkpoint", o->checkpoint);
+
+    Progress progress(!o->json);
+    progress.show(o->resume ? "train: loading the checkpoint ..."
+                            : fmt::format("train: training a {}-piece tokenizer on {} ...",
+                                          c.vocab_size, c.corpus));
+    std::unique_ptr<train::Trainer> owned =
+        o->resume ? train::Trainer::resume(o->checkpoint, c) : std::make_unique<train::Trainer>(c);
+    train::Trainer& t = *owned;
+    progress.clear();
+    if (!o->json) {
+      const auto& data = t.dataset();
+      fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
+                 threads_line(), gemm_line(), c.corpus, andrea::group_thousands(data.train_size()),
+                 andrea::group_thousands(data.validation_size()), t.tokenizer().vocab_size(),
+                 andrea::summary(t.model().config()));
+      if (o->resume) fmt::print("resumed at step {} from {}\n", t.steps_done(), o->checkpoint);
+    }
+    const std::int64_t log_every =
+        o->log_every > 0 ? o->log_every : std::max<std::int64_t>(1, c.steps / 20);
+    double last_val = -1;
+    train::StepMetrics last;
+    while (!t.done()) {
+      last = t.step();
+      if (last.val_loss >= 0) last_val = last.val_loss;
+      if (o->json) {
+        fmt::print("{}\n", metrics_json(last).dump());
+      } else if (progress.enabled()) {
+        progress.show(progress_text(last, last_val));
+      } else if (last.step % log_every == 0 || last.step == last.steps || last.val_loss >= 0) {
+        fmt::print("{}\n", metrics_text(last, last_val));
+      }
+      std::fflush(stdout);
+      if (!std::isfinite(last.loss)) {
+        throw Error("train", "loss", "a finite loss",
+                    fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
+      }
+    }
+    progress.clear();
+    if (!o->checkpoint.empty()) t.save(o->checkpoint);
+    if (!o->json) {
+      fmt::print(
+          "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
+          "memory {}{}\n",
+          last.step, last.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-",
+          last.tokens_per_s, format_bytes(static_cast<double>(t.peak_memory_bytes())),
+          o->checkpoint.empty() ? "" : ", checkpoint in " + o->checkpoint);
+    }
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace mg::cli

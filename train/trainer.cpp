@@ -1,0 +1,283 @@
+// The training loop of ANDREA's input layer + untied head (see trainer.h), and its checkpoints:
+//   DIR/tokenizer.model       the SentencePiece model the ids come from
+//   DIR/optimizer.safetensors the optimizer's state ("step" in its metadata)
+//   DIR/model.safetensors     the parameters; metadata: the model config, the run's settings,
+//                             "step" and the token counts (written last: a complete checkpoint
+//                             has the same step in both files)
+// The data order is a pure function of (seed, step), so the step is all of its state.
+#include "trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+#include "minigraph/autograd.h"
+#include "minigraph/cpu.h"
+#include "minigraph/error.h"
+#include "minigraph/optim/adamw.h"
+#include "minigraph/optim/clip.h"
+#include "minigraph/optim/schedule.h"
+#include "minigraph/optim/sgd.h"
+#include "minigraph/safetensors.h"
+
+namespace mg::train {
+
+namespace fs = std::filesystem;
+
+void TrainConfig::validate() const {
+  auto positive = [](std::int64_t v, const char* name) {
+    MG_CHECK(v > 0, "train", name, "a positive whole number", "{}", v);
+  };
+  positive(vocab_size, "vocab_size");
+  positive(d_model, "d_model");
+  positive(context, "context");
+  positive(batch, "batch");
+  positive(steps, "steps");
+  positive(eval_batches, "eval_batches");
+  positive(chunk_bytes, "chunk_bytes");
+  MG_CHECK(std::isfinite(lr) && lr > 0, "train", "lr", "a positive learning rate", "{}", lr);
+  MG_CHECK(std::isfinite(min_lr) && min_lr >= 0 && min_lr <= lr, "train", "min_lr",
+           fmt::format("a learning rate in [0, lr = {}]", lr), "{}", min_lr);
+  MG_CHECK(warmup >= -1 && warmup <= steps, "train", "warmup",
+           fmt::format("-1 (steps / 20) or a step count in [0, {}]", steps), "{}", warmup);
+  MG_CHECK(std::isfinite(weight_decay) && weight_decay >= 0, "train", "weight_decay",
+           "a finite value >= 0", "{}", weight_decay);
+  MG_CHECK(std::isfinite(momentum) && momentum >= 0 && momentum < 1, "train", "momentum",
+           "a value in [0, 1)", "{}", momentum);
+  MG_CHECK(std::isfinite(clip) && clip >= 0, "train", "clip", "a norm >= 0 (0: no clipping)", "{}",
+           clip);
+  MG_CHECK(eval_every >= 0, "train", "eval_every", "a step count >= 0 (0: never)", "{}",
+           eval_every);
+}
+
+andrea::AndreaConfig TrainConfig::model_config(std::int64_t vocab) const {
+  andrea::AndreaConfig c;
+  c.vocab_size = vocab;
+  c.d_model = d_model;
+  c.context = context;
+  c.positions = positions;
+  c.seed = seed;
+  return c;
+}
+
+struct Trainer::Private {
+  std::unique_ptr<optim::Optimizer> optimizer;
+  optim::WarmupCosine schedule{1, 0, 0, 1};  // set by the trainer's constructor
+  std::chrono::steady_clock::time_point started;
+  std::int64_t first_step = 0;  // of this process: tokens/s counts from here
+};
+
+namespace {
+
+Tokenizer train_tokenizer(const TrainConfig& c) {
+  MG_CHECK(c.vocab_size <= std::numeric_limits<int>::max(), "train", "vocab_size",
+           "a vocabulary SentencePiece can train (< 2^31)", "{}", c.vocab_size);
+  return Tokenizer::train(c.corpus, static_cast<int>(c.vocab_size));
+}
+
+std::int64_t warmup_steps(const TrainConfig& c) { return c.warmup >= 0 ? c.warmup : c.steps / 20; }
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, andrea::Andrea& model) {
+  if (c.optimizer == OptimizerKind::adamw) {
+    optim::AdamWOptions o;
+    o.lr = c.lr;
+    o.weight_decay = c.weight_decay;
+    return std::make_unique<optim::AdamW>(model.named_parameters(), o);
+  }
+  optim::SGDOptions o;
+  o.lr = c.lr;
+  o.momentum = c.momentum;
+  o.weight_decay = c.weight_decay;
+  return std::make_unique<optim::SGD>(model.named_parameters(), o);
+}
+
+const char* optimizer_name(OptimizerKind kind) {
+  return kind == OptimizerKind::adamw ? "adamw" : "sgd";
+}
+
+// What a checkpoint must agree on with the configuration that resumes it.
+std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64_t tokens) {
+  return {{"train.d_model", std::to_string(c.d_model)},
+          {"train.context", std::to_string(c.context)},
+          {"train.batch", std::to_string(c.batch)},
+          {"train.positions", std::string(position_kind_name(c.positions))},
+          {"train.optimizer", optimizer_name(c.optimizer)},
+          {"train.seed", std::to_string(c.seed)},
+          {"train.lr", fmt::format("{}", c.lr)},
+          {"train.min_lr", fmt::format("{}", c.min_lr)},
+          {"train.warmup", std::to_string(warmup_steps(c))},
+          {"train.weight_decay", fmt::format("{}", c.weight_decay)},
+          {"train.momentum", fmt::format("{}", c.momentum)},
+          {"train.clip", fmt::format("{}", c.clip)},
+          {"train.corpus_tokens", std::to_string(tokens)}};
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainConfig& config) : Trainer(config, nullptr) {}
+
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer)
+    : config_(config), p_(std::make_unique<Private>()) {
+  config_.validate();
+  tokenizer_ =
+      tokenizer ? std::move(tokenizer) : std::make_unique<Tokenizer>(train_tokenizer(config_));
+  sampler_ = std::make_unique<BatchSampler>(
+      TokenDataset::from_file(*tokenizer_, config_.corpus, config_.context), config_.batch,
+      config_.seed);
+  model_ = std::make_unique<andrea::Andrea>(config_.model_config(tokenizer_->vocab_size()));
+  model_->to(config_.device);
+  p_->optimizer = make_optimizer(config_, *model_);
+  p_->schedule =
+      optim::WarmupCosine(config_.lr, config_.min_lr, warmup_steps(config_), config_.steps);
+  p_->started = std::chrono::steady_clock::now();
+}
+
+Trainer::~Trainer() = default;
+
+const TokenDataset& Trainer::dataset() const { return sampler_->dataset(); }
+
+bool Trainer::done() const { return step_ >= config_.steps; }
+
+StepMetrics Trainer::step() {
+  MG_CHECK(!done(), "train", "steps", fmt::format("a step within the run's {}", config_.steps),
+           "step {}", step_ + 1);
+  if (step_ == p_->first_step) p_->started = std::chrono::steady_clock::now();
+  const double lr = p_->schedule.lr(step_);
+  Batch batch = sampler_->batch(step_);
+  Tensor inputs = batch.inputs.to(config_.device), targets = batch.targets.to(config_.device);
+  LinearCrossEntropyOptions loss_options;
+  loss_options.chunk_bytes = config_.chunk_bytes;
+  Tensor loss = model_->loss(inputs, targets, loss_options);
+  loss.backward();
+  std::vector<Tensor> params = model_->parameters();
+  // max_norm 0 means no clipping: the norm is still measured, through a bound never reached.
+  const double grad_norm = optim::clip_grad_norm(
+      params, config_.clip > 0 ? config_.clip : std::numeric_limits<double>::max());
+  p_->optimizer->set_lr(lr);
+  p_->optimizer->step();
+  p_->optimizer->zero_grad();
+  ++step_;
+
+  StepMetrics m;
+  m.step = step_;
+  m.steps = config_.steps;
+  m.loss = loss.item();
+  m.lr = lr;
+  m.grad_norm = grad_norm;
+  m.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - p_->started).count();
+  const auto taken = static_cast<double>(step_ - p_->first_step);
+  m.tokens_per_s = m.elapsed_s > 0
+                       ? taken * static_cast<double>(config_.batch * config_.context) / m.elapsed_s
+                       : 0;
+  m.eta_s = taken > 0 ? m.elapsed_s / taken * static_cast<double>(config_.steps - step_) : 0;
+  if (config_.eval_every > 0 && (step_ % config_.eval_every == 0 || done())) {
+    m.val_loss = validation_loss();
+  }
+  return m;
+}
+
+double Trainer::validation_loss() {
+  NoGradGuard no_grad;
+  double sum = 0;
+  const std::int64_t count = std::min(config_.eval_batches, sampler_->validation_batch_count());
+  for (std::int64_t i = 0; i < count; ++i) {
+    Batch batch = sampler_->validation_batch(i);
+    LinearCrossEntropyOptions o;
+    o.chunk_bytes = config_.chunk_bytes;
+    sum +=
+        model_->loss(batch.inputs.to(config_.device), batch.targets.to(config_.device), o).item();
+  }
+  return sum / static_cast<double>(count);
+}
+
+void Trainer::save(const std::string& dir) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  MG_CHECK(!ec, "train", "checkpoint", "a directory that can be made", "'{}': {}", dir,
+           ec.message());
+  tokenizer_->save((fs::path(dir) / "tokenizer.model").string());
+  const std::map<std::string, std::string> step{{"step", std::to_string(step_)}};
+  save_safetensors((fs::path(dir) / "optimizer.safetensors").string(), p_->optimizer->state_dict(),
+                   step);
+  auto metadata = andrea::config_metadata(model_->config());
+  metadata.merge(run_identity(config_, dataset().size()));
+  metadata["step"] = std::to_string(step_);
+  metadata["train.steps"] = std::to_string(config_.steps);
+  model_->save((fs::path(dir) / "model.safetensors").string(), metadata);
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config) {
+  const std::string model_path = (fs::path(dir) / "model.safetensors").string();
+  const std::string optimizer_path = (fs::path(dir) / "optimizer.safetensors").string();
+  SafetensorsFile model_file = SafetensorsFile::open(model_path);
+  const auto& meta = model_file.metadata();
+  auto tokenizer =
+      std::make_unique<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
+  std::unique_ptr<Trainer> t(new Trainer(config, std::move(tokenizer)));
+  // Everything that shapes the run must be what the checkpoint was made with.
+  for (const auto& [key, value] : run_identity(t->config_, t->dataset().size())) {
+    auto found = meta.find(key);
+    MG_CHECK(
+        found != meta.end() && found->second == value, "train --resume", key,
+        fmt::format("{} (as in {})", found == meta.end() ? "an entry" : found->second, model_path),
+        "{} from this command line", value);
+  }
+  auto step_of = [&](const std::map<std::string, std::string>& m, const std::string& file) {
+    auto found = m.find("step");
+    MG_CHECK(found != m.end(), "train --resume", "step", "a step in the metadata", "none in '{}'",
+             file);
+    return std::stoll(found->second);
+  };
+  const std::int64_t step = step_of(meta, model_path);
+  SafetensorsFile optimizer_file = SafetensorsFile::open(optimizer_path);
+  MG_CHECK(step_of(optimizer_file.metadata(), optimizer_path) == step, "train --resume",
+           "checkpoint", fmt::format("the model's step {} in the optimizer's file too", step),
+           "step {} in '{}' (a checkpoint cut short while it was written)",
+           step_of(optimizer_file.metadata(), optimizer_path), optimizer_path);
+  MG_CHECK(step <= t->config_.steps, "train --resume", "steps",
+           fmt::format("at least the checkpoint's {} steps", step), "{}", t->config_.steps);
+  t->model_->load_state_dict(model_file.tensors(), /*strict=*/true);
+  t->p_->optimizer->load_state_dict(optimizer_file.tensors());
+  t->step_ = step;
+  t->p_->first_step = step;
+  return t;
+}
+
+std::int64_t Trainer::peak_memory_bytes() const {
+  return static_cast<std::int64_t>(cpu::memory_stats().peak_in_use_bytes);
+}
+
+Snapshot load_snapshot(const std::string& dir) {
+  const std::string model_path = (fs::path(dir) / "model.safetensors").string();
+  SafetensorsFile file = SafetensorsFile::open(model_path);
+  Snapshot snap;
+  snap.tokenizer =
+      std::make_shared<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
+  snap.token_table = file.tensor("input.tok_emb.weight").to(DType::f32);
+  auto step = file.metadata().find("step");
+  snap.step = step == file.metadata().end() ? 0 : std::stoll(step->second);
+  MG_CHECK(snap.token_table.dim() == 2 && snap.token_table.size(0) == snap.tokenizer->vocab_size(),
+           "similar", "checkpoint",
+           fmt::format("a token table of the tokenizer's {} rows", snap.tokenizer->vocab_size()),
+           "{} in '{}'", shape_str(snap.token_table.shape()), model_path);
+  return snap;
+}
+
+Snapshot untrained_snapshot(const TrainConfig& config) {
+  config.validate();
+  Snapshot snap;
+  snap.tokenizer = std::make_shared<Tokenizer>(train_tokenizer(config));
+  andrea::AndreaConfig c = config.model_config(snap.tokenizer->vocab_size());
+  // The table a new run starts from (andrea::InputLayer's tok_emb): the same seed, the same rows.
+  snap.token_table = init_normal_scaled({c.vocab_size, c.d_model}, c.d_model, c.seed, c.dtype);
+  return snap;
+}
+
+}  // namespace mg::train

@@ -1,0 +1,110 @@
+// Training ANDREA's input layer and untied head as a next-token model on a text corpus:
+// logits of token t+1 from x_t = tok_emb[id_t] + pos[t], the fused linear_cross_entropy loss,
+// global-norm clipping, a warmup + cosine learning rate, AdamW or SGD, a held-out validation
+// loss, and checkpoints from which a run continues bit for bit.
+// Legend: V vocabulary, D = d_model, T = context, B batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "minigraph/models/andrea/model.h"
+#include "minigraph/tensor.h"
+
+namespace mg::train {
+
+class Tokenizer;
+class TokenDataset;
+class BatchSampler;
+
+enum class OptimizerKind { adamw, sgd };
+
+struct TrainConfig {
+  std::string corpus;              // a UTF-8 text file
+  std::int64_t vocab_size = 8449;  // V, the tokenizer's target size
+  std::int64_t d_model = 768;      // D
+  std::int64_t context = 1024;     // T: each batch row is a window of T + 1 tokens
+  std::int64_t batch = 8;          // B
+  std::int64_t steps = 1000;       // optimizer steps in all (a resumed run counts from 0)
+  double lr = 3e-3;                // peak learning rate, after warmup
+  double min_lr = 3e-4;            // at the end of the cosine
+  std::int64_t warmup = -1;        // warmup steps; -1: steps / 20
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  double weight_decay = 0.0;  // decoupled (AdamW) or L2 (SGD)
+  double momentum = 0.9;      // SGD
+  double clip = 1.0;          // global gradient norm; 0: no clipping
+  std::uint64_t seed = 1;     // parameters, and the order of the batches
+  PositionKind positions = PositionKind::learned;
+  Device device = Device::cpu();
+  std::int64_t eval_every = 100;  // validation loss every N steps and at the last; 0: never
+  std::int64_t eval_batches = 4;  // validation windows: eval_batches × B
+  std::int64_t chunk_bytes = std::int64_t{64} << 20;  // the fused head's memory budget
+
+  void validate() const;  // throws mg::Error naming the field
+  andrea::AndreaConfig model_config(std::int64_t vocab) const;
+};
+
+struct StepMetrics {
+  std::int64_t step = 0;   // 1-based: the step just taken
+  std::int64_t steps = 0;  // of the run
+  double loss = 0;
+  double val_loss = -1;  // < 0: not evaluated at this step
+  double lr = 0;
+  double grad_norm = 0;     // before clipping
+  double tokens_per_s = 0;  // over this run's steps so far (B × T per step)
+  double elapsed_s = 0;
+  double eta_s = 0;
+};
+
+class Trainer {
+ public:
+  // A new run: trains the tokenizer on config.corpus to config.vocab_size, tokenizes the
+  // corpus, builds the model from config.seed.
+  explicit Trainer(const TrainConfig& config);
+  // The same with a tokenizer already made (trained on the corpus, or loaded).
+  Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer);
+  // A run continued from a checkpoint directory written by save(): the model, the optimizer's
+  // state, the tokenizer and the step; `config` must agree with the checkpoint on everything
+  // that shapes the run (sizes, positions, optimizer, seed, corpus size), and may change
+  // `steps` (to run longer) and the evaluation settings.
+  static std::unique_ptr<Trainer> resume(const std::string& dir, const TrainConfig& config);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  bool done() const;
+  StepMetrics step();                       // one optimizer step on the next batch
+  double validation_loss();                 // over the fixed held-out windows, no gradients
+  void save(const std::string& dir) const;  // model, optimizer, tokenizer, data-order state
+
+  const TrainConfig& config() const { return config_; }
+  std::int64_t steps_done() const { return step_; }
+  andrea::Andrea& model() { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const TokenDataset& dataset() const;
+  std::int64_t peak_memory_bytes() const;  // CPU allocator's peak since the run started
+
+ private:
+  struct Private;
+  TrainConfig config_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<BatchSampler> sampler_;
+  std::unique_ptr<andrea::Andrea> model_;
+  std::unique_ptr<Private> p_;
+  std::int64_t step_ = 0;
+};
+
+// A token table with its tokenizer: what `minigraph similar` reads.
+struct Snapshot {
+  std::shared_ptr<Tokenizer> tokenizer;
+  Tensor token_table;  // input.tok_emb.weight [V, D]
+  std::int64_t step = 0;
+};
+// From a checkpoint directory written by Trainer::save.
+Snapshot load_snapshot(const std::string& dir);
+// Before training: a tokenizer trained on config.corpus and the table a new run starts from.
+Snapshot untrained_snapshot(const TrainConfig& config);
+
+}  // namespace mg::train
