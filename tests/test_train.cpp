@@ -106,6 +106,19 @@ TEST(Train, AResumedRunContinuesBitForBit) {
   }
 }
 
+TEST(Train, AResumedRunMayRunLongerWithTheWarmupItStartedWith) {
+  const fs::path dir = scratch("longer");
+  Trainer first(small(40), tokenizer_copy());  // warmup steps / 20 = 2
+  for (int i = 0; i < 10; ++i) first.step();
+  first.save(dir.string());
+  auto longer = Trainer::resume(dir.string(), small(100));  // steps / 20 would be 5
+  EXPECT_EQ(longer->steps_done(), 10);
+  EXPECT_EQ(run_losses(*longer).size(), 90u);
+  testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(9)); },
+                                   "at least the checkpoint's 10 steps");
+  fs::remove_all(dir);
+}
+
 TEST(Train, ResumingWithAnotherConfigurationIsAClearError) {
   const fs::path dir = scratch("mismatch");
   Trainer t(small(4), tokenizer_copy());
@@ -117,6 +130,19 @@ TEST(Train, ResumingWithAnotherConfigurationIsAClearError) {
   other = small(4);
   other.seed = 9;
   testing::expect_error_containing([&] { Trainer::resume(dir.string(), other); }, "train.seed");
+  {  // a step that is not a number: the file's metadata edited
+    const std::string model = (dir / "model.safetensors").string();
+    SafetensorsFile file = SafetensorsFile::open(model);
+    auto metadata = file.metadata();
+    metadata["step"] = "1x";
+    auto tensors = file.tensors();
+    save_safetensors(model + ".edited", tensors, metadata);
+    fs::rename(model, model + ".good");
+    fs::rename(model + ".edited", model);
+    testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(4)); },
+                                     "expected a whole number >= 0, got '1x'");
+    fs::rename(model + ".good", model);
+  }
   fs::remove(dir / "optimizer.safetensors");
   testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(4)); },
                                    "optimizer.safetensors");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -118,6 +119,22 @@ std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64
           {"train.corpus_tokens", std::to_string(tokens)}};
 }
 
+// A whole number >= 0 from a checkpoint's metadata: an mg::Error naming the file when the entry
+// is missing or is not one.
+std::int64_t metadata_count(const std::map<std::string, std::string>& metadata,
+                            const std::string& key, const std::string& file,
+                            const char* op = "train --resume") {
+  auto found = metadata.find(key);
+  MG_CHECK(found != metadata.end(), op, key, "an entry in the file's metadata", "none in '{}'",
+           file);
+  std::int64_t value = -1;
+  const std::string& text = found->second;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  MG_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0, op, key,
+           "a whole number >= 0", "'{}' in '{}'", text, file);
+  return value;
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config) : Trainer(config, nullptr) {}
@@ -220,7 +237,11 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConf
   const auto& meta = model_file.metadata();
   auto tokenizer =
       std::make_unique<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
-  std::unique_ptr<Trainer> t(new Trainer(config, std::move(tokenizer)));
+  // A run continued for more steps keeps the warmup it started with (steps / 20 of the
+  // original run when it was left to the default).
+  TrainConfig resumed = config;
+  if (resumed.warmup < 0) resumed.warmup = metadata_count(meta, "train.warmup", model_path);
+  std::unique_ptr<Trainer> t(new Trainer(resumed, std::move(tokenizer)));
   // Everything that shapes the run must be what the checkpoint was made with.
   for (const auto& [key, value] : run_identity(t->config_, t->dataset().size())) {
     auto found = meta.find(key);
@@ -229,18 +250,14 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConf
         fmt::format("{} (as in {})", found == meta.end() ? "an entry" : found->second, model_path),
         "{} from this command line", value);
   }
-  auto step_of = [&](const std::map<std::string, std::string>& m, const std::string& file) {
-    auto found = m.find("step");
-    MG_CHECK(found != m.end(), "train --resume", "step", "a step in the metadata", "none in '{}'",
-             file);
-    return std::stoll(found->second);
-  };
-  const std::int64_t step = step_of(meta, model_path);
+  const std::int64_t step = metadata_count(meta, "step", model_path);
   SafetensorsFile optimizer_file = SafetensorsFile::open(optimizer_path);
-  MG_CHECK(step_of(optimizer_file.metadata(), optimizer_path) == step, "train --resume",
-           "checkpoint", fmt::format("the model's step {} in the optimizer's file too", step),
-           "step {} in '{}' (a checkpoint cut short while it was written)",
-           step_of(optimizer_file.metadata(), optimizer_path), optimizer_path);
+  const std::int64_t optimizer_step =
+      metadata_count(optimizer_file.metadata(), "step", optimizer_path);
+  MG_CHECK(optimizer_step == step, "train --resume", "checkpoint",
+           fmt::format("the model's step {} in the optimizer's file too", step),
+           "step {} in '{}' (a checkpoint cut short while it was written)", optimizer_step,
+           optimizer_path);
   MG_CHECK(step <= t->config_.steps, "train --resume", "steps",
            fmt::format("at least the checkpoint's {} steps", step), "{}", t->config_.steps);
   t->model_->load_state_dict(model_file.tensors(), /*strict=*/true);
@@ -261,8 +278,9 @@ Snapshot load_snapshot(const std::string& dir) {
   snap.tokenizer =
       std::make_shared<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
   snap.token_table = file.tensor("input.tok_emb.weight").to(DType::f32);
-  auto step = file.metadata().find("step");
-  snap.step = step == file.metadata().end() ? 0 : std::stoll(step->second);
+  snap.step = file.metadata().contains("step")
+                  ? metadata_count(file.metadata(), "step", model_path, "similar")
+                  : 0;
   MG_CHECK(snap.token_table.dim() == 2 && snap.token_table.size(0) == snap.tokenizer->vocab_size(),
            "similar", "checkpoint",
            fmt::format("a token table of the tokenizer's {} rows", snap.tokenizer->vocab_size()),

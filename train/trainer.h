@@ -21,15 +21,19 @@ class BatchSampler;
 
 enum class OptimizerKind { adamw, sgd };
 
+// The defaults are the lesson's run: ANDREA's vocabulary at a width and context that train in
+// about half a minute on 2 cores, long enough for cat and dog to meet. ANDREA-120M's own sizes
+// are d_model 768, context 1024, batch 8 (`minigraph train --d-model 768 --context 1024
+// --batch 8`).
 struct TrainConfig {
   std::string corpus;              // a UTF-8 text file
   std::int64_t vocab_size = 8449;  // V, the tokenizer's target size
-  std::int64_t d_model = 768;      // D
-  std::int64_t context = 1024;     // T: each batch row is a window of T + 1 tokens
-  std::int64_t batch = 8;          // B
+  std::int64_t d_model = 64;       // D
+  std::int64_t context = 32;       // T: each batch row is a window of T + 1 tokens
+  std::int64_t batch = 16;         // B
   std::int64_t steps = 1000;       // optimizer steps in all (a resumed run counts from 0)
-  double lr = 3e-3;                // peak learning rate, after warmup
-  double min_lr = 3e-4;            // at the end of the cosine
+  double lr = 1e-2;                // peak learning rate, after warmup
+  double min_lr = 1e-3;            // at the end of the cosine
   std::int64_t warmup = -1;        // warmup steps; -1: steps / 20
   OptimizerKind optimizer = OptimizerKind::adamw;
   double weight_decay = 0.0;  // decoupled (AdamW) or L2 (SGD)

@@ -78,14 +78,18 @@ enum ExitCode : int {
                       // memory (refused up front, or an allocation failed), a file that cannot
                       // be written, a plugin that cannot be loaded, Graphviz missing for --svg,
                       // a weights file that is missing, invalid or does not fit the model
+  kExitStopped = 4,   // train stopped by SIGINT (^C) or SIGTERM after a whole step, its
+                      // checkpoint (if any) written
 };
 // The same, for the footer of every --help.
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 a check found a mismatch; 2 the command line is wrong (unknown command "
     "or option, bad value); 3 the work could not be done (minigraph error, too little memory, "
-    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable).";
+    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable); "
+    "4 train stopped by ^C or SIGTERM after a whole step (checkpoint written).";
 // --help and --version exit 0. No command line ends in a signal or an uncaught exception
-// (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C).
+// (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C
+// outside train).
 
 // A wrong command line found after CLI11 parsed it (exit 2): the message names the option.
 struct UsageError : std::runtime_error {

@@ -3,9 +3,11 @@
 // of T + 1 tokens from a seeded order, the fused head + loss, AdamW or SGD with clipping and a
 // warmup + cosine schedule, a held-out validation loss, checkpoints to resume from bit for bit.
 // On a terminal: a progress bar on stderr; in a pipe: a log line every --log-every steps;
-// --json: one JSON object per step on stdout.
+// --json: one JSON object per step on stdout. ^C (or SIGTERM) stops after the step in
+// progress and writes the checkpoint, so `--resume` continues as if never stopped.
 #include <fmt/format.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -21,7 +23,35 @@ struct TrainOptions {
   std::string checkpoint;
   bool resume = false, json = false;
   int threads = 0;
-  std::int64_t log_every = 0, chunk_mib = 64;
+  std::int64_t log_every = 0, save_every = 0, chunk_mib = 64;
+};
+
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void request_stop(int signal) { stop_signal = signal; }
+
+// While alive, SIGINT and SIGTERM only ask the training loop to stop after its current step;
+// the handlers before it come back afterwards.
+class StopRequests {
+ public:
+  StopRequests() {
+    stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopRequests() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopRequests(const StopRequests&) = delete;
+  StopRequests& operator=(const StopRequests&) = delete;
+  int signal() const { return stop_signal; }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::string clock_text(double seconds) {
@@ -70,7 +100,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
                           "tokens, in an order fixed by --seed. The same seed and --threads give "
                           "the same losses bit for bit, and a run resumed from its checkpoint "
                           "continues as if never stopped. --checkpoint DIR is written at the end "
-                          "(and every --save-every steps).\n") +
+                          "(and every --save-every steps); ^C or SIGTERM stops after the step in "
+                          "progress, writes it and exits with 4.\n") +
               kExitCodesHelp);
   auto o = std::make_shared<TrainOptions>();
   train::TrainConfig& c = o->config;
@@ -132,6 +163,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
       ->check(whole_number(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end");
+  cmd->add_option("--save-every", o->save_every, "also write --checkpoint every N steps")
+      ->check(whole_number(1, std::int64_t{1} << 40));
   cmd->add_flag("--resume", o->resume, "continue the run saved in --checkpoint");
   cmd->add_option("--log-every", o->log_every, "log line every N steps in a pipe (0: 20 lines)")
       ->check(whole_number(0, std::int64_t{1} << 40));
@@ -140,6 +173,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
     train::TrainConfig& c = o->config;
     if (o->resume && o->checkpoint.empty()) {
       throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
+    }
+    if (o->save_every > 0 && o->checkpoint.empty()) {
+      throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
     }
     c.optimizer = o->optimizer == "sgd" ? train::OptimizerKind::sgd : train::OptimizerKind::adamw;
     c.positions = parse_position_kind(o->positions);
@@ -170,7 +206,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
         o->log_every > 0 ? o->log_every : std::max<std::int64_t>(1, c.steps / 20);
     double last_val = -1;
     train::StepMetrics last;
-    while (!t.done()) {
+    const StopRequests stop;
+    while (!t.done() && stop.signal() == 0) {
       last = t.step();
       if (last.val_loss >= 0) last_val = last.val_loss;
       if (o->json) {
@@ -185,9 +222,20 @@ void add_train_command(CLI::App& app, int& exit_code) {
         throw Error("train", "loss", "a finite loss",
                     fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
       }
+      if (o->save_every > 0 && last.step % o->save_every == 0 && !t.done()) t.save(o->checkpoint);
     }
     progress.clear();
     if (!o->checkpoint.empty()) t.save(o->checkpoint);
+    if (stop.signal() != 0) {
+      fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",
+                 stop.signal() == SIGINT ? "SIGINT" : "SIGTERM", t.steps_done(), c.steps,
+                 o->checkpoint.empty()
+                     ? " (no --checkpoint: nothing written)"
+                     : fmt::format("; checkpoint in {}: the same command with --resume continues",
+                                   o->checkpoint));
+      exit_code = kExitStopped;
+      return;
+    }
     if (!o->json) {
       fmt::print(
           "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
