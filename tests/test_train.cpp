@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
@@ -163,6 +164,24 @@ TEST(Train, BadConfigurationsAreClearErrors) {
   c.corpus = "/nonexistent/corpus.txt";
   testing::expect_error_containing([&] { Trainer t(c, tokenizer_copy()); },
                                    "/nonexistent/corpus.txt");
+}
+
+TEST(Train, ANonFiniteGradientStopsTheStepBeforeTheUpdate) {
+  Trainer t(small(4), tokenizer_copy());
+  t.step();
+  Tensor head = t.model().head.weight();
+  {
+    NoGradGuard no_grad;
+    head.narrow(0, 1).fill_(std::numeric_limits<double>::infinity());
+  }
+  const Tensor before = head.clone();
+  const Tensor table = t.model().input.tok_emb().weight().clone();
+  testing::expect_error_containing([&] { t.step(); },
+                                   "the parameters left as they were after step 1");
+  EXPECT_EQ(t.steps_done(), 1);
+  EXPECT_TRUE(same_bits(head, before));
+  EXPECT_TRUE(same_bits(t.model().input.tok_emb().weight(), table));
+  EXPECT_FALSE(head.grad().defined());
 }
 
 TEST(Train, SinusoidalPositionsTrainWithoutAPositionTable) {

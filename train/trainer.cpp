@@ -176,6 +176,13 @@ StepMetrics Trainer::step() {
   // max_norm 0 means no clipping: the norm is still measured, through a bound never reached.
   const double grad_norm = optim::clip_grad_norm(
       params, config_.clip > 0 ? config_.clip : std::numeric_limits<double>::max());
+  if (!std::isfinite(grad_norm)) {  // an update would spread the inf or NaN into every row
+    p_->optimizer->zero_grad();
+    throw Error("train", "gradients", "a finite gradient norm",
+                fmt::format("{} at step {}, the parameters left as they were after step {} "
+                            "(lower the learning rate, or clip)",
+                            grad_norm, step_ + 1, step_));
+  }
   p_->optimizer->set_lr(lr);
   p_->optimizer->step();
   p_->optimizer->zero_grad();

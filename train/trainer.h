@@ -79,7 +79,9 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   bool done() const;
-  StepMetrics step();                       // one optimizer step on the next batch
+  // One optimizer step on the next batch. A gradient norm that is not finite throws mg::Error
+  // before the update: the parameters and the step count stay as they were.
+  StepMetrics step();
   double validation_loss();                 // over the fixed held-out windows, no gradients
   void save(const std::string& dir) const;  // model, optimizer, tokenizer, data-order state
 

@@ -280,10 +280,12 @@ def compare(minigraph, torch_records):
         m = ours.get((t["name"], t["threads"], t["batch"]))
         row = {"name": t["name"], "threads": t["threads"], "batch": t["batch"],
                "torch_median_ms": t["median_ms"], "minigraph_median_ms": None, "ratio": None}
+        if t["unit"] in ("us", "faults/step", "MiB"):  # a figure of its own, not a time
+            row["minigraph"], row["torch"] = None, t.get("achieved")
+            row["unit"] = t["unit"]
         if m is not None:
             if t["unit"] in ("us", "faults/step", "MiB"):
-                row["minigraph"], row["torch"] = m["achieved"], t.get("achieved")
-                row["unit"] = t["unit"]
+                row["minigraph"] = m["achieved"]
                 row["ratio"] = m["achieved"] / t["achieved"] if t["achieved"] else None
             else:
                 row["ratio"] = m["median_ms"] / t["median_ms"]
