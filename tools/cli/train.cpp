@@ -20,7 +20,7 @@ namespace {
 struct TrainOptions {
   train::TrainConfig config;
   std::string optimizer = "adamw", positions = "learned", device = "cpu";
-  std::string checkpoint;
+  std::string checkpoint, tokenizer;
   bool resume = false, json = false;
   int threads = 0;
   std::int64_t log_every = 0, save_every = 0, chunk_mib = 64;
@@ -95,8 +95,9 @@ nlohmann::json metrics_json(const train::StepMetrics& m) {
 void add_train_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "train", "train ANDREA's input layer + untied head as a next-token model on a corpus");
-  cmd->footer(std::string("A SentencePiece tokenizer is trained on the corpus (or loaded from the "
-                          "checkpoint with --resume); each step takes B random windows of T + 1 "
+  cmd->footer(std::string("A SentencePiece tokenizer is trained on the corpus (or loaded: from "
+                          "--tokenizer, or from the checkpoint with --resume); each step takes B "
+                          "random windows of T + 1 "
                           "tokens, in an order fixed by --seed. The same seed and --threads give "
                           "the same losses bit for bit, and a run resumed from its checkpoint "
                           "continues as if never stopped. --checkpoint DIR is written at the end "
@@ -162,6 +163,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--chunk-mib", o->chunk_mib, "the fused head's memory budget per chunk")
       ->check(whole_number(1, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "a SentencePiece .model file to use instead of training one (its size is V)");
   cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end");
   cmd->add_option("--save-every", o->save_every, "also write --checkpoint every N steps")
       ->check(whole_number(1, std::int64_t{1} << 40));
@@ -173,6 +176,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
     train::TrainConfig& c = o->config;
     if (o->resume && o->checkpoint.empty()) {
       throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
+    }
+    if (o->resume && !o->tokenizer.empty()) {
+      throw UsageError(
+          "train --tokenizer: expected no --resume with it (the checkpoint holds "
+          "its tokenizer), got both");
     }
     if (o->save_every > 0 && o->checkpoint.empty()) {
       throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
@@ -187,11 +195,20 @@ void add_train_command(CLI::App& app, int& exit_code) {
       check_writable_dir("train --checkpoint", o->checkpoint);
 
     Progress progress(!o->json);
-    progress.show(o->resume ? "train: loading the checkpoint ..."
-                            : fmt::format("train: training a {}-piece tokenizer on {} ...",
-                                          c.vocab_size, c.corpus));
-    std::unique_ptr<train::Trainer> owned =
-        o->resume ? train::Trainer::resume(o->checkpoint, c) : std::make_unique<train::Trainer>(c);
+    progress.show(
+        o->resume ? "train: loading the checkpoint ..."
+        : o->tokenizer.empty()
+            ? fmt::format("train: training a {}-piece tokenizer on {} ...", c.vocab_size, c.corpus)
+            : fmt::format("train: tokenizing {} ...", c.corpus));
+    std::unique_ptr<train::Trainer> owned;
+    if (o->resume) {
+      owned = train::Trainer::resume(o->checkpoint, c);
+    } else if (!o->tokenizer.empty()) {
+      owned = std::make_unique<train::Trainer>(
+          c, std::make_unique<train::Tokenizer>(train::Tokenizer::load(o->tokenizer)));
+    } else {
+      owned = std::make_unique<train::Trainer>(c);
+    }
     train::Trainer& t = *owned;
     progress.clear();
     if (!o->json) {
