@@ -38,16 +38,31 @@
 //   inspect    a safetensors file's tensors (name, dtype, shape, bytes) and metadata
 //                FILE (required)  --json (a JSON object: file, data_bytes, tensors, metadata)
 //              a missing, unreadable or invalid file is exit 3
-// Global options (before or after the command):
+//   train      ANDREA's input layer + untied head trained as a next-token model on a corpus
+//                --corpus FILE (default data/corpus.txt)  --vocab-size V (2..2^24, 8449)
+//                --d-model D (64)  --context T (32)  --batch B (1..4096, 16)  --steps N (1000)
+//                --lr (0 < lr <= 10, 0.01)  --min-lr (0.001)  --warmup N (-1: steps / 20)
+//                --optimizer adamw|sgd  --weight-decay (0)  --momentum (sgd, 0.9)
+//                --clip (global norm, 1; 0: none)  --seed S (1)  --threads N (0: default)
+//                --positions learned|sinusoidal  --device cpu|cuda|cuda:N
+//                --eval-every N (100; 0: never)  --eval-batches N (4)  --chunk-mib N (64)
+//                --tokenizer FILE.model (instead of training one; not with --resume)
+//                --checkpoint DIR (written at the end; checked writable first)
+//                --save-every N (needs --checkpoint)  --resume (needs --checkpoint)
+//                --log-every N (pipe only; 0: 20 lines)  --json (a JSON object per step)
+//              ^C or SIGTERM: stops after the step in progress, writes the checkpoint, exit 4
+//   similar    WORD... (each one token)  --k N (0..1000, 8)  --checkpoint DIR, or for a
+//              fresh model --corpus --vocab-size --d-model --seed  --json
+
 //   --plugin PATH   load an op library (repeatable); MINIGRAPH_PLUGINS=a.so:b.so adds more
 //   --version       the version, git commit, GEMM library, CUDA backend and thread setting
 //   --help, -h      help (exit 0)
 // Environment: OMP_NUM_THREADS sets the thread count (see --version for the one in effect);
 // MINIGRAPH_PLUGINS as above.
 //
-// Progress: on a terminal, `demo` and `gradcheck` show what they are doing on stderr (one line
-// updated in place, cleared before the results); nothing when stderr is not a terminal or
-// with --json.
+// Progress: on a terminal, `demo`, `gradcheck`, `train` and `similar` show what they are doing
+// on stderr (one line updated in place, cleared before the results); nothing when stderr is
+// not a terminal or with --json.
 //
 // Every failure is one line on stderr, "error: ...", naming the option or the file, what was
 // expected and what came, and ends with one of these exit codes:
