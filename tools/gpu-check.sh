@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU (sm_90 or newer; the build carries sm_90 code plus PTX):
 # build minigraph with the CUDA backend, run the whole test suite with the GPU tests live, and
-# benchmark the ANDREA input layer + head forward and backward (B = 8, T = 1024). Fails if a
-# test was skipped, since here each one should run. About 2-4 minutes on 16 cores.
+# benchmark the ANDREA input layer + head forward and backward (B = 8, T = 1024), then train the
+# lesson's model on the GPU for 200 steps and once at ANDREA-120M's size for 20 (tokens/s).
+# Fails if a test was skipped, since here each one should run. About 3-5 minutes on 16 cores.
 #   tools/gpu-check.sh [build-dir]      (default: build-gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,8 @@ if [ -n "$skipped" ]; then
 fi
 
 "$build_dir/tools/gpu_bench"
+
+# Training on the device: every op of the step (fused head + loss, clipping, AdamW) on CUDA.
+"$build_dir/tools/minigraph" train --device cuda --steps 200 --eval-every 100
+"$build_dir/tools/minigraph" train --device cuda --d-model 768 --context 1024 --batch 8 \
+  --steps 20 --eval-every 0
