@@ -67,6 +67,30 @@ TEST(OpLibrary, RegisterMarksOriginAndRestoresItAfterAnError) {
   EXPECT_EQ(OpRegistry::instance().get("add").origin, "builtin");
 }
 
+TEST(OpLibrary, ALibraryWhoseSecondOpIsTakenRegistersNoneAndSaysWhichLibrary) {
+  register_op_library([](OpRegistry& r) { r.add(one_element_op("plugin_test_taken")); },
+                      "first.so");
+  const std::size_t before = OpRegistry::instance().all().size();
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the same result when loaded again
+    Error e = expect_error([] {
+      register_op_library(
+          [](OpRegistry& r) {
+            r.add(one_element_op("plugin_test_fresh"));
+            r.add(one_element_op("plugin_test_taken"));
+          },
+          "second.so");
+    });
+    EXPECT_EQ(e.op(), "register_op_library") << e.what();
+    EXPECT_NE(e.actual().find("'second.so': register_op: argument 'name': expected a new op name, "
+                              "got 'plugin_test_taken', which is registered already (origin: "
+                              "first.so)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(OpRegistry::instance().find("plugin_test_fresh"), nullptr);
+    EXPECT_EQ(OpRegistry::instance().all().size(), before);
+  }
+}
+
 TEST(OpLibrary, ExamplePluginLoadsOnceAndRunsForwardAndBackward) {
   load_op_library(SCALED_GELU_PLUGIN);
   load_op_library(SCALED_GELU_PLUGIN);  // a second load is a no-op, not a duplicate-name error

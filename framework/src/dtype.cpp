@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "minigraph/error.h"
 
@@ -68,6 +69,13 @@ std::int64_t shape_nbytes(const Shape& shape, DType dtype) {
   return bytes;
 }
 
+bool holds_value(DType dtype, double value) {
+  if (is_floating(dtype)) return true;
+  if (!std::isfinite(value)) return false;
+  if (dtype == DType::i32) return value > -2147483649.0 && value < 2147483648.0;
+  return value >= -0x1p63 && value < 0x1p63;  // i64: 2^63 itself is one past the largest
+}
+
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view op,
                          std::string_view what) {
   std::int64_t result = 0;
@@ -82,6 +90,16 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view op,
   MG_CHECK(!__builtin_add_overflow(a, b, &result), std::string(op), std::string(what),
            "a sum of at most 2^63 - 1", "{} + {} (passes INT64_MAX)", a, b);
   return result;
+}
+
+void check_rows_within(std::int64_t length, std::int64_t offset, std::int64_t rows,
+                       std::string_view op, std::string_view what, std::string_view expected) {
+  std::int64_t end = 0;
+  const bool wraps = __builtin_add_overflow(length, offset, &end);
+  const std::string sum = wraps ? fmt::format("{} + {} (past 2^63 - 1)", length, offset)
+                                : fmt::format("{} + {} = {}", length, offset, end);
+  MG_CHECK(length >= 0 && offset >= 0 && offset <= rows - length, std::string(op),
+           std::string(what), std::string(expected), "{} = {}", what, sum);
 }
 
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }

@@ -23,10 +23,18 @@ void register_op_library(RegisterOpsFn register_ops, const std::string& origin) 
   MG_CHECK(register_ops != nullptr, "register_op_library", "register_ops",
            "a registration function", "null (for '{}')", origin);
   OpRegistry& registry = OpRegistry::instance();
+  const std::size_t before = registry.size();
   std::string previous = registry.exchange_origin(origin);
   try {
     register_ops(registry);
+  } catch (const Error& e) {  // none of the library's ops stays: all or nothing
+    registry.remove_added_by(origin, before);
+    registry.exchange_origin(std::move(previous));
+    throw Error("register_op_library", "register_ops",
+                "a library whose ops all register (none of its ops was kept)",
+                fmt::format("'{}': {}", origin, e.what()));
   } catch (...) {
+    registry.remove_added_by(origin, before);
     registry.exchange_origin(std::move(previous));
     throw;
   }

@@ -52,14 +52,23 @@ void throw_bad_dispatch(std::string_view expected, DType actual) {
 
 const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(!op.name.empty(), "register_op", "name", "a name", "an empty name");
-  MG_CHECK(find(op.name) == nullptr, "register_op", "name", "a new op name",
-           "'{}', which is registered already", op.name);
+  const OpDef* taken = find(op.name);
+  MG_CHECK(taken == nullptr, "register_op", "name", "a new op name",
+           "'{}', which is registered already (origin: {})", op.name,
+           taken != nullptr ? taken->origin : "");
   MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule", "none");
   MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
            "a CPU kernel", "none");
   op.origin = origin_;
   ops_.push_back(std::make_unique<OpDef>(std::move(op)));
   return *ops_.back();
+}
+
+void OpRegistry::remove_added_by(const std::string& origin, std::size_t count) {
+  if (count >= ops_.size()) return;
+  ops_.erase(std::remove_if(ops_.begin() + static_cast<std::ptrdiff_t>(count), ops_.end(),
+                            [&](const auto& op) { return op->origin == origin; }),
+             ops_.end());
 }
 
 std::string OpRegistry::exchange_origin(std::string origin) {
@@ -115,6 +124,22 @@ std::string dtype_list(const std::vector<DType>& dtypes) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// A shape rule's result, checked under the op's name before anything is allocated: a rule
+// that let a negative size or an overflowing count through would otherwise be blamed on
+// "tensor" (or wrap into a small buffer).
+void check_output_shape(const OpDef& op, const OutputSpec& spec) {
+  std::int64_t elements = 1, bytes = 0;
+  bool fits = true;
+  for (std::int64_t size : spec.shape) {
+    fits = fits && size >= 0 && !__builtin_mul_overflow(elements, size, &elements);
+  }
+  fits = fits && !__builtin_mul_overflow(elements,
+                                         static_cast<std::int64_t>(dtype_size(spec.dtype)), &bytes);
+  MG_CHECK(fits, op.name, "output",
+           "a shape of non-negative sizes and at most 2^63 - 1 bytes (from the op's shape rule)",
+           "{} of {}", shape_str(spec.shape), dtype_name(spec.dtype));
+}
+
 // The checks before any kernel runs: input count, defined inputs, one device, the shape
 // rule, a kernel for the device, and float dtypes that kernel computes in.
 struct Prepared {
@@ -132,6 +157,7 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
   const Device device = common_device(op.name, op.inputs, inputs.size(),
                                       [&](std::size_t i) { return inputs[i].device(); });
   OutputSpec spec = op.infer(op, inputs, attrs);
+  check_output_shape(op, spec);
   Kernel kernel = op.kernel(device.kind);
   MG_CHECK(kernel != nullptr, op.name, "device", "a device with a kernel for this op",
            "{} (no {} kernel for '{}')", device.str(), device_kind_name(device.kind), op.name);

@@ -46,7 +46,12 @@ double load(const void* base, DType dtype, std::int64_t i) {
   return 0;
 }
 
-void store(void* base, DType dtype, std::int64_t i, double v) {
+// Stores v converted to the dtype; a value an integer dtype cannot hold (NaN, an infinity, out
+// of range) is an mg::Error naming `op` and the element, never a wrapped or undefined value.
+void store(void* base, DType dtype, std::int64_t i, double v, std::string_view op) {
+  MG_CHECK(holds_value(dtype, v), std::string(op), "value",
+           fmt::format("a finite value inside {}'s range", dtype_name(dtype)), "{} (element {})", v,
+           i);
   switch (dtype) {
     case DType::f32:
       static_cast<float*>(base)[i] = static_cast<float>(v);
@@ -61,6 +66,12 @@ void store(void* base, DType dtype, std::int64_t i, double v) {
       static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v);
       break;
   }
+}
+
+// An integer element as int64, exactly (a double would round ids past 2^53).
+std::int64_t load_integer(const void* base, DType dtype, std::int64_t i) {
+  return dtype == DType::i32 ? static_cast<const std::int32_t*>(base)[i]
+                             : static_cast<const std::int64_t*>(base)[i];
 }
 
 // Host bytes of a tensor: the storage itself on the CPU, a copy elsewhere.
@@ -86,6 +97,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
                             std::int64_t offset) {
+  MG_CHECK(storage != nullptr, "tensor", "storage", "a storage to view", "a null pointer");
   auto impl = std::make_shared<TensorImpl>();
   MG_CHECK(offset >= 0, "tensor", "offset", "a non-negative element offset", "{}", offset);
   const std::int64_t end = checked_add(shape_numel(shape), offset, "tensor", "offset + elements");
@@ -111,7 +123,7 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
   Tensor host = empty(shape, dtype);
-  for (std::int64_t i = 0; i < host.numel(); ++i) store(host.raw_data(), dtype, i, value);
+  for (std::int64_t i = 0; i < host.numel(); ++i) store(host.raw_data(), dtype, i, value, "full");
   return host.to(device);
 }
 
@@ -125,9 +137,9 @@ Tensor Tensor::normal(const Shape& shape, double mean, double stddev, std::uint6
   for (std::int64_t i = 0; i < host.numel(); i += 2) {
     double radius = std::sqrt(-2.0 * std::log(uniform()));
     double angle = 2.0 * std::numbers::pi * uniform();
-    store(host.raw_data(), dtype, i, mean + stddev * radius * std::cos(angle));
+    store(host.raw_data(), dtype, i, mean + stddev * radius * std::cos(angle), "normal");
     if (i + 1 < host.numel())
-      store(host.raw_data(), dtype, i + 1, mean + stddev * radius * std::sin(angle));
+      store(host.raw_data(), dtype, i + 1, mean + stddev * radius * std::sin(angle), "normal");
   }
   return host.to(device);
 }
@@ -215,10 +227,10 @@ void Tensor::set_flat(std::int64_t flat_index, double value) {
   MG_CHECK(flat_index >= 0 && flat_index < numel(), "set_flat", "index",
            fmt::format("in [0, {})", numel()), "{}", flat_index);
   check_writable("set_flat");
-  checked_impl().storage->bump_version();
   auto size = dtype_size(dtype());
   alignas(8) unsigned char element[8];
-  store(element, dtype(), 0, value);
+  store(element, dtype(), 0, value, "set_flat");  // may throw: before anything changes
+  checked_impl().storage->bump_version();
   backend_for(device()).copy_from_host(static_cast<unsigned char*>(raw_data()) + flat_index * size,
                                        element, size);
 }
@@ -231,10 +243,20 @@ Tensor Tensor::to(Device target) const {
 }
 
 Tensor Tensor::to(DType target) const {
+  if (target == dtype()) return clone();
   auto bytes = host_bytes(*this);
   Tensor host = empty(shape(), target);
-  for (std::int64_t i = 0; i < numel(); ++i)
-    store(host.raw_data(), target, i, load(bytes.data(), dtype(), i));
+  const bool integers = !is_floating(dtype()) && !is_floating(target);
+  for (std::int64_t i = 0; i < numel(); ++i) {
+    if (integers) {  // exactly, through int64: only i64 -> i32 can be out of range
+      const std::int64_t v = load_integer(bytes.data(), dtype(), i);
+      MG_CHECK(target == DType::i64 || (v >= INT32_MIN && v <= INT32_MAX), "to", "value",
+               "a value inside i32's range", "{} (element {})", v, i);
+      store(host.raw_data(), target, i, static_cast<double>(v), "to");
+    } else {
+      store(host.raw_data(), target, i, load(bytes.data(), dtype(), i), "to");
+    }
+  }
   return host.to(device());
 }
 
@@ -254,7 +276,7 @@ Tensor& Tensor::set_requires_grad(bool requires_grad) {
   MG_CHECK(!requires_grad || is_floating(dtype()), "set_requires_grad", "self",
            "a floating-point tensor", "{}", dtype_name(dtype()));
   MG_CHECK(is_leaf(), "set_requires_grad", "self", "a leaf tensor", "the output of a recorded op");
-  impl_->requires_grad = requires_grad;
+  checked_impl().requires_grad = requires_grad;
   return *this;
 }
 
@@ -265,7 +287,7 @@ Tensor Tensor::grad() const {
   return g ? Tensor(g) : Tensor();
 }
 
-void Tensor::zero_grad() { impl_->grad.reset(); }
+void Tensor::zero_grad() { checked_impl().grad.reset(); }
 
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return checked_impl().grad_fn; }
 

@@ -57,6 +57,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::fill_(double value) {
   check_writable("fill_");
+  MG_CHECK(holds_value(dtype(), value), "fill_", "value",
+           fmt::format("a finite value inside {}'s range", dtype_name(dtype())), "{}", value);
   if (value == 0.0 && !std::signbit(value)) return zero_();
   return copy_(Tensor::full(shape(), value, dtype()));
 }

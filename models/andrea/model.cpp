@@ -17,10 +17,14 @@ void AndreaConfig::validate() const {
   MG_CHECK(d_model > 0, "AndreaConfig", "d_model", "a positive size", "{}", d_model);
   MG_CHECK(context > 0, "AndreaConfig", "context", "a positive size", "{}", context);
   MG_CHECK(is_floating(dtype), "AndreaConfig", "dtype", "f32 or f64", "{}", dtype_name(dtype));
-  // The parameter counts below (and the tables' shapes) must not wrap.
-  checked_add(checked_mul(vocab_size, d_model, "AndreaConfig", "vocab_size × d_model"),
-              checked_mul(context, d_model, "AndreaConfig", "context × d_model"), "AndreaConfig",
-              "embedding parameters");
+  // The parameter counts below (and the tables' shapes and bytes) must not wrap.
+  const auto element = static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t tokens =
+      checked_mul(vocab_size, d_model, "AndreaConfig", "vocab_size × d_model");
+  checked_mul(tokens, element, "AndreaConfig", "vocab_size × d_model × element size");
+  const std::int64_t positions = checked_mul(context, d_model, "AndreaConfig", "context × d_model");
+  checked_mul(positions, element, "AndreaConfig", "context × d_model × element size");
+  checked_add(tokens, positions, "AndreaConfig", "embedding parameters");
 }
 
 namespace {
@@ -63,7 +67,13 @@ OutputHead::OutputHead(const AndreaConfig& config)
   register_parameter("weight", weight_);
 }
 
-Tensor OutputHead::forward(const Tensor& x) const { return matmul(x, weight_); }
+Tensor OutputHead::forward(const Tensor& x) const {
+  // Checked here so the message blames x, not the weight that matmul sees second.
+  MG_CHECK(x.defined() && x.dtype() == weight_.dtype(), "OutputHead.forward", "x",
+           fmt::format("dtype {} (the head's weight)", dtype_name(weight_.dtype())), "{}",
+           x.defined() ? dtype_name(x.dtype()) : "an undefined tensor");
+  return matmul(x, weight_);
+}
 
 Andrea::Andrea(const AndreaConfig& config) : config_(config), input(config), head(config) {
   register_module("input", input);

@@ -4,6 +4,8 @@
 // so the gradient of sum(logits) costs one write of the logits' size and no zero tensor.
 #include "broadcast_to/broadcast_to.h"
 
+#include <algorithm>
+
 #include "common/broadcast.h"
 #include "common/define_op.h"
 #include "sum_to/sum_to.h"
@@ -27,6 +29,8 @@ void register_broadcast_to(OpRegistry& registry) {
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
     check_floating(self, 0, in[0]);
     const Shape& target = attrs_as<BroadcastToAttrs>("broadcast_to", attrs).shape;
+    MG_CHECK(std::all_of(target.begin(), target.end(), [](std::int64_t s) { return s >= 0; }),
+             "broadcast_to", "shape", "non-negative sizes", "{}", shape_str(target));
     Shape joint;
     MG_CHECK(broadcast_shapes(in[0].shape(), target, joint) && joint == target, "broadcast_to",
              "shape", fmt::format("a shape x's {} broadcasts to", shape_str(in[0].shape())), "{}",
@@ -61,6 +65,15 @@ void register_broadcast_to(OpRegistry& registry) {
         {"not_broadcastable", {I::real({2, 3})}, A{{4, 3}}, "x's [2, 3] broadcasts to"},
         {"smaller_target", {I::real({2, 3})}, A{{3}}, "x's [2, 3] broadcasts to"},
         {"integer_input", {I::ids({2}, 3)}, A{{2, 2}}, "floating-point"},
+        {"negative_size",
+         {I::real({1})},
+         A{{-5}},
+         "broadcast_to: argument 'shape': expected non-negative sizes, got [-5]"},
+        {"too_many_bytes",
+         {I::real({1})},
+         A{{std::int64_t{1} << 62}},
+         "broadcast_to: argument 'output': expected a shape of non-negative sizes and at most 2^63 "
+         "- 1 bytes"},
     };
   };
   registry.add(std::move(op));

@@ -69,7 +69,9 @@ std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
     const bool shared_b = b.dim() == 2 && a.dim() > 2;
     if (shared_b) {
       // Fold the batch into rows: dB = sum over batch of Aᵀ dC = A2ᵀ dC2 (A2 [B*M, K]).
-      const std::int64_t k = a.size(-1), n = g.size(-1), rows = a.numel() / k;
+      // rows from a's leading axes, not numel / K: K may be 0.
+      const std::int64_t k = a.size(-1), n = g.size(-1),
+                         rows = shape_numel(Shape(a.shape().begin(), a.shape().end() - 1));
       Tensor a2 = a.detach().view({rows, k});
       Tensor g2 = g.view({rows, n});
       grads[1] = o.transpose_b ? matmul(g2, a2, {true, false}) : matmul(a2, g2, {true, false});
@@ -109,6 +111,7 @@ void register_matmul(OpRegistry& registry) {
         {"size_one_dims", {I::real({1, 1, 1}), I::real({1, 1})}, O{}},
         // K = 0: an empty sum, so every element is 0, which the kernel must write itself.
         {"empty_inner", {I::real({3, 0}), I::real({0, 4})}, O{}},
+        {"empty_inner_shared_b", {I::real({2, 3, 0}), I::real({0, 4})}, O{}},
         {"andrea_head", {I::real({2, 16, 12}), I::real({12, 40})}, O{}},
     };
   };

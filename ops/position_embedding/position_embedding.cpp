@@ -30,9 +30,8 @@ void register_position_embedding(OpRegistry& registry) {
     MG_CHECK(a.length >= 1, "position_embedding", "T", "at least one position", "{}", a.length);
     MG_CHECK(a.offset >= 0, "position_embedding", "offset", "a non-negative offset", "{}",
              a.offset);
-    MG_CHECK(a.offset + a.length <= in[0].size(0), "position_embedding", "T + offset",
-             fmt::format("at most T_max = {} (the table's rows)", in[0].size(0)),
-             "T + offset = {} + {} = {}", a.length, a.offset, a.length + a.offset);
+    check_rows_within(a.length, a.offset, in[0].size(0), "position_embedding", "T + offset",
+                      fmt::format("at most T_max = {} (the table's rows)", in[0].size(0)));
     return OutputSpec{{a.length, in[0].size(1)}, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
@@ -63,6 +62,14 @@ void register_position_embedding(OpRegistry& registry) {
     return std::vector<ErrorCase>{
         {"past_table_end", {I::real({8, 3})}, A{6, 3}, "T + offset = 6 + 3 = 9"},
         {"negative_offset", {I::real({8, 3})}, A{2, -1}, "non-negative offset"},
+        {"offset_int64_max",
+         {I::real({8, 3})},
+         A{2, kInt64Max},
+         "T + offset = 2 + 9223372036854775807 (past 2^63 - 1)"},
+        {"length_int64_max",
+         {I::real({8, 3})},
+         A{kInt64Max, 1},
+         "T + offset = 9223372036854775807 + 1 (past 2^63 - 1)"},
         {"zero_length", {I::real({8, 3})}, A{0, 0}, "at least one position"},
         {"integer_table", {I::ids({8, 3}, 3)}, A{2, 0}, "floating-point"},
     };

@@ -26,9 +26,8 @@ void register_position_embedding_backward(OpRegistry& registry) {
     const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>("position_embedding_backward", attrs);
     check_floating(self, 0, in[0]);
     check_rank(self, 0, in[0], 2, 2);
-    MG_CHECK(a.offset >= 0 && a.offset + in[0].size(0) <= a.rows, "position_embedding_backward",
-             "offset", fmt::format("0 <= offset and offset + T <= rows = {}", a.rows),
-             "offset {} with T = {}", a.offset, in[0].size(0));
+    check_rows_within(in[0].size(0), a.offset, a.rows, "position_embedding_backward", "T + offset",
+                      fmt::format("0 <= offset and T + offset <= rows = {}", a.rows));
     return OutputSpec{{a.rows, in[0].size(1)}, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
@@ -54,7 +53,12 @@ void register_position_embedding_backward(OpRegistry& registry) {
     using I = InputSpec;
     using A = PositionEmbeddingBackwardAttrs;
     return std::vector<ErrorCase>{
-        {"past_table_end", {I::real({6, 3})}, A{8, 3}, "offset 3 with T = 6"},
+        {"past_table_end", {I::real({6, 3})}, A{8, 3}, "T + offset = 6 + 3 = 9"},
+        {"offset_int64_max",
+         {I::real({6, 3})},
+         A{8, kInt64Max},
+         "T + offset = 6 + 9223372036854775807 (past 2^63 - 1)"},
+        {"negative_offset", {I::real({2, 3})}, A{8, -1}, "T + offset = 2 + -1 = 1"},
     };
   };
   registry.add(std::move(op));

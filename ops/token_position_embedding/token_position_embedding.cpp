@@ -41,9 +41,8 @@ OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Ten
   check_rank(self, 2, ids, 1, 8);
   const std::int64_t length = ids.size(-1);
   MG_CHECK(offset >= 0, self.name, "offset", "a non-negative offset", "{}", offset);
-  MG_CHECK(offset + length <= pos.size(0), self.name, "T + offset",
-           fmt::format("at most T_max = {} (pos_table's rows)", pos.size(0)),
-           "T + offset = {} + {} = {}", length, offset, length + offset);
+  check_rows_within(length, offset, pos.size(0), self.name, "T + offset",
+                    fmt::format("at most T_max = {} (pos_table's rows)", pos.size(0)));
   Shape out = ids.shape();
   out.push_back(tok.size(1));
   return {out, tok.dtype()};
@@ -122,6 +121,10 @@ void register_token_position_embedding(OpRegistry& registry) {
          {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
          A{-1},
          "non-negative offset"},
+        {"offset_int64_max",
+         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+         A{kInt64Max},
+         "T + offset = 3 + 9223372036854775807 (past 2^63 - 1)"},
         {"width_mismatch", {I::real({5, 3}), I::real({4, 2}), I::ids({1, 3}, 5)}, A{}, "width 3"},
         {"dtype_mix",
          {I::real({5, 3}).with_dtype(DType::f32), I::real({4, 3}).with_dtype(DType::f64),

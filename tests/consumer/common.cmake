@@ -1,6 +1,7 @@
 # Shared by the install_* ctest drivers (cmake -P), which tests/CMakeLists.txt runs with
 #   BUILD_DIR CONFIG PREFIX GENERATOR MAKE_PROGRAM CXX_COMPILER TOP_SOURCE_DIR CONSUMER_DIR
-#   WITH_CUDA CUDA_BIN_DIR GEMM_LIBRARY VERSION PKG_CONFIG CTEST WORK_DIR
+#   WITH_CUDA CUDA_BIN_DIR GEMM_LIBRARY VERSION PKG_CONFIG CTEST WORK_DIR, and CXX_FLAGS and
+#   LINKER_FLAGS (the parent's, so a sanitizer build's consumers are built the same way)
 # Every step says what it ran; a failing one prints its command and its whole output.
 
 # mg_step(<what> COMMAND <cmd>... [WORKING_DIRECTORY <dir>] [OUTPUT_VARIABLE <var>])
@@ -58,7 +59,9 @@ endfunction()
 function(mg_configure_and_build source build)
   set(args -S ${source} -B ${build} -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${PREFIX}
            -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=${CONFIG}
-           -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF ${ARGN})
+           -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+           "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}" "-DCMAKE_SHARED_LINKER_FLAGS=${LINKER_FLAGS}"
+           ${ARGN})
   if(MAKE_PROGRAM)
     list(APPEND args -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
   endif()

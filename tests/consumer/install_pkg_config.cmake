@@ -67,8 +67,10 @@ foreach(flag IN LISTS needed)
 endforeach()
 message(STATUS "--libs: ${libs}: has ${needed}: ok")
 
+# The parent build's own flags too (a sanitizer build's), split into arguments.
+separate_arguments(extra_flags UNIX_COMMAND "${CXX_FLAGS} ${LINKER_FLAGS}")
 mg_step("compile tests/consumer/main.cpp with pkg-config's flags"
-        COMMAND ${CXX_COMPILER} -std=c++20 ${CONSUMER_DIR}/main.cpp ${cflags} ${lib_flags}
-                -o ${WORK_DIR}/consumer_pc)
+        COMMAND ${CXX_COMPILER} -std=c++20 ${extra_flags} ${CONSUMER_DIR}/main.cpp ${cflags}
+                ${lib_flags} -o ${WORK_DIR}/consumer_pc)
 mg_step("run it" COMMAND ${WORK_DIR}/consumer_pc OUTPUT_VARIABLE out)
 mg_expect_match("its result" "${out}" "consumer: logits \\[1, 3, 13\\], ok")

@@ -120,11 +120,12 @@ void* CpuAllocator::allocate_new(std::size_t size) {
       out_of_memory(size, available);
     }
   }
-  void* ptr = std::aligned_alloc(alignment, size);
-  if (ptr == nullptr) {
+  // posix_memalign, not aligned_alloc: C11 leaves aligned_alloc undefined for a size that is
+  // not a multiple of the alignment (a 2 MiB-aligned block is rounded to 4 KiB pages only).
+  void* ptr = nullptr;
+  if (posix_memalign(&ptr, alignment, size) != 0) {
     release_cached_locked();
-    ptr = std::aligned_alloc(alignment, size);
-    if (ptr == nullptr) out_of_memory(size, cpu::available_memory());
+    if (posix_memalign(&ptr, alignment, size) != 0) out_of_memory(size, cpu::available_memory());
   }
   // Advice only (where transparent huge pages are off it does nothing); the 2 MiB alignment
   // lets the kernel back the block with huge pages from its first byte.

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,7 +53,13 @@ struct Device {
 std::string_view device_kind_name(DeviceKind kind);
 
 // Shapes are 64-bit: B*T*V passes 2^31 at ANDREA's sizes from batch 249.
+// Whether `value` converts to `dtype` without undefined behaviour: always for f32 and f64;
+// for i32 and i64, finite and inside the type's range after truncation toward zero.
+bool holds_value(DType dtype, double value);
+
 using Shape = std::vector<std::int64_t>;
+// The largest size or offset: the edge every size check is tested at.
+inline constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 // The element count; throws mg::Error for a negative size or a product past INT64_MAX (a
 // wrapped count would allocate a small buffer for a huge shape).
 std::int64_t shape_numel(const Shape& shape);
@@ -66,5 +73,11 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view op,
                          std::string_view what);
 std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view op,
                          std::string_view what);
+// Rows offset..offset+length-1 within [0, rows), decided without forming offset + length
+// (which wraps for offsets near INT64_MAX): mg::Error naming `op` and `what` ("T + offset")
+// otherwise, e.g. "expected <expected>, got T + offset = 2 + 9223372036854775807 (past 2^63 -
+// 1)". Negative offsets and lengths are refused too.
+void check_rows_within(std::int64_t length, std::int64_t offset, std::int64_t rows,
+                       std::string_view op, std::string_view what, std::string_view expected);
 
 }  // namespace mg

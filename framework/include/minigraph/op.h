@@ -195,6 +195,12 @@ class OpRegistry {
   // Marks the ops added from now on with `origin` (OpDef::origin); returns the previous mark
   // so the caller can restore it.
   std::string exchange_origin(std::string origin);
+  // Removes the ops marked `origin` among those added after the first `count` (a library
+  // whose registration failed part way: its ops join all together or not at all; ops another
+  // library registered meanwhile, such as the built-in ops on first use, stay). Only for
+  // register_op_library.
+  void remove_added_by(const std::string& origin, std::size_t count);
+  std::size_t size() const { return ops_.size(); }
 
  private:
   std::vector<std::unique_ptr<OpDef>> ops_;

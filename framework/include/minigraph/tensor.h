@@ -81,6 +81,8 @@ class Tensor {
   static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
                              std::int64_t offset = 0);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
+  // Every element `value`; for i32/i64 a value they cannot hold (NaN, an infinity, out of
+  // range) is an mg::Error (a fraction is truncated toward zero).
   static Tensor full(const Shape& shape, double value, DType dtype = DType::f32,
                      Device device = Device::cpu());
   static Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu()) {
@@ -124,9 +126,12 @@ class Tensor {
   void set_flat(std::int64_t flat_index, double value);  // for tests and gradcheck
 
   Tensor to(Device device) const;  // a copy on that device (or this tensor if already there)
-  Tensor to(DType dtype) const;    // converted copy (CPU); not recorded by autograd
-  Tensor clone() const;            // a copy of the data, without autograd history
-  Tensor detach() const;           // shares data, without autograd history
+  // A converted copy on the same device, not recorded by autograd; the same dtype gives a copy.
+  // Floats to integers truncate toward zero, and a value the integer dtype cannot hold (NaN,
+  // an infinity, out of range) is an mg::Error naming the element; integers convert exactly.
+  Tensor to(DType dtype) const;
+  Tensor clone() const;   // a copy of the data, without autograd history
+  Tensor detach() const;  // shares data, without autograd history
   // Shares data under another shape with the same element count; one size may be -1 (worked
   // out from the others). Recorded by autograd: the gradient is the upstream one, reshaped.
   Tensor view(const Shape& shape) const;
@@ -135,7 +140,8 @@ class Tensor {
   Tensor narrow(std::int64_t start, std::int64_t length) const;
 
   // Writes (see the header comment). copy_ takes a tensor of the same shape and dtype from any
-  // device; fill_ stores `value` converted to the dtype.
+  // device; fill_ stores `value` converted to the dtype (as full does: an mg::Error for a value
+  // an integer dtype cannot hold, the tensor unchanged).
   Tensor& copy_(const Tensor& src);
   Tensor& fill_(double value);
   Tensor& zero_();
@@ -178,6 +184,11 @@ class Tensor {
 
  private:
   const TensorImpl& checked_impl() const {
+    if (impl_ == nullptr) [[unlikely]]
+      throw_undefined();
+    return *impl_;
+  }
+  TensorImpl& checked_impl() {
     if (impl_ == nullptr) [[unlikely]]
       throw_undefined();
     return *impl_;
