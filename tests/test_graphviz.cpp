@@ -3,9 +3,10 @@
 // runs with gradient edges into the parameters; drawing changes no gradient.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <map>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
@@ -25,18 +26,49 @@ struct ParsedDot {
     return label.substr(0, label.find("\\n"));
   }
 
+  // Lines `id [label="..."` and `from -> to [label="..."<style>];`, read by hand: <regex> trips
+  // GCC 12's -Wmaybe-uninitialized under -fsanitize (a false positive that -Werror makes fatal).
   explicit ParsedDot(const std::string& dot) {
-    static const std::regex node(R"re(^\s*(\w+) \[label="((?:[^"\\]|\\.)*)")re");
-    static const std::regex edge(R"re(^\s*(\w+) -> (\w+) \[label="((?:[^"\\]|\\.)*)"(.*)\];$)re");
     std::istringstream lines(dot);
-    std::smatch m;
     for (std::string line; std::getline(lines, line);) {
-      if (std::regex_search(line, m, edge)) {
-        edges.push_back({m[1], m[2], m[3], m[4]});
-      } else if (std::regex_search(line, m, node)) {
-        labels[m[1]] = m[2];
+      std::size_t pos = line.find_first_not_of(" \t");
+      if (pos == std::string::npos) continue;
+      const std::string from = word(line, pos);
+      if (from.empty()) continue;
+      std::string label;
+      if (skip(line, pos, " -> ")) {
+        const std::string to = word(line, pos);
+        if (to.empty() || !skip(line, pos, " [label=\"") || !quoted(line, pos, label)) continue;
+        const std::string rest = line.substr(pos);
+        if (rest.size() < 2 || rest.compare(rest.size() - 2, 2, "];") != 0) continue;
+        edges.push_back({from, to, label, rest.substr(0, rest.size() - 2)});
+      } else if (skip(line, pos, " [label=\"") && quoted(line, pos, label)) {
+        labels[from] = label;
       }
     }
+  }
+  // The identifier ([A-Za-z0-9_]+) at pos, pos moved past it; empty when there is none.
+  static std::string word(const std::string& s, std::size_t& pos) {
+    const std::size_t start = pos;
+    while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) {
+      ++pos;
+    }
+    return s.substr(start, pos - start);
+  }
+  // Whether `text` is at pos; if so pos moves past it.
+  static bool skip(const std::string& s, std::size_t& pos, std::string_view text) {
+    if (s.compare(pos, text.size(), text) != 0) return false;
+    pos += text.size();
+    return true;
+  }
+  // The text up to the closing quote, escapes kept as written; pos moves past the quote.
+  static bool quoted(const std::string& s, std::size_t& pos, std::string& out) {
+    const std::size_t start = pos;
+    while (pos < s.size() && s[pos] != '"') pos += s[pos] == '\\' ? 2 : 1;
+    if (pos >= s.size()) return false;
+    out = s.substr(start, pos - start);
+    ++pos;
+    return true;
   }
   // Labels of the nodes whose first line is `name`.
   std::vector<std::string> nodes(const std::string& name) const {

@@ -1,14 +1,14 @@
-# ctest fuzz_safetensors_60s (tests/fuzz/CMakeLists.txt): builds the clang fuzz build
-# (tests/fuzz/project) in WORK_DIR/build, then runs fuzz_safetensors for SECONDS seconds on a
-# copy of the seed corpus. Fails on any finding: libFuzzer's exit status (a crash, an uncaught
+# ctest fuzz_<target>_60s (tests/fuzz/CMakeLists.txt): builds the clang fuzz build
+# (tests/fuzz/project) in BUILD_DIR (shared by the targets), then runs TARGET for SECONDS seconds on a copy of its
+# seed corpus (tests/fuzz/corpus/CORPUS), with DICT as its dictionary when given. Fails on any finding: libFuzzer's exit status (a crash, an uncaught
 # exception, a sanitizer report, a leak, a slow input, the RSS limit), a sanitizer's or the
 # target's own report in the output, or an input libFuzzer saved as an artifact. Run with
-#   SOURCE_DIR WORK_DIR GENERATOR MAKE_PROGRAM CLANGXX SECONDS
+#   SOURCE_DIR BUILD_DIR WORK_DIR GENERATOR MAKE_PROGRAM CLANGXX SECONDS TARGET CORPUS [DICT]
 # The build folder is kept between runs, so a rerun recompiles only what changed.
 cmake_minimum_required(VERSION 3.24)  # policies of this script
 include(${CMAKE_CURRENT_LIST_DIR}/../consumer/common.cmake)  # mg_step, mg_fail
 
-set(build ${WORK_DIR}/build)
+set(build ${BUILD_DIR})
 set(corpus ${WORK_DIR}/corpus)
 set(artifacts ${WORK_DIR}/artifacts)
 set(log ${WORK_DIR}/fuzz.log)
@@ -29,15 +29,18 @@ if(MAKE_PROGRAM)
 endif()
 mg_step("configure the fuzz build" COMMAND ${CMAKE_COMMAND} ${configure})
 # Two jobs: what CI machines here have; the target needs the framework floor only.
-mg_step("build fuzz_safetensors"
-        COMMAND ${CMAKE_COMMAND} --build ${build} --target fuzz_safetensors --parallel 2)
+mg_step("build ${TARGET}"
+        COMMAND ${CMAKE_COMMAND} --build ${build} --target ${TARGET} --parallel 2)
 
 file(REMOVE_RECURSE ${corpus} ${artifacts})
 file(MAKE_DIRECTORY ${artifacts})
-file(COPY ${SOURCE_DIR}/tests/fuzz/corpus/safetensors/ DESTINATION ${corpus})
-set(fuzz ${build}/fuzz_safetensors -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=25
-         -dict=${SOURCE_DIR}/tests/fuzz/safetensors.dict -artifact_prefix=${artifacts}/
-         -print_final_stats=1 ${corpus})
+file(COPY ${SOURCE_DIR}/tests/fuzz/corpus/${CORPUS}/ DESTINATION ${corpus})
+set(fuzz ${build}/${TARGET} -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=25
+         -artifact_prefix=${artifacts}/ -print_final_stats=1)
+if(DICT)
+  list(APPEND fuzz -dict=${SOURCE_DIR}/tests/fuzz/${DICT})
+endif()
+list(APPEND fuzz ${corpus})
 list(JOIN fuzz " " shown)
 message(STATUS "fuzz: ${shown}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env UBSAN_OPTIONS=print_stacktrace=1 ${fuzz}
@@ -64,9 +67,9 @@ if(NOT rc STREQUAL "0" OR saved OR
     file(READ ${input} hex HEX)
     message("saved input ${input} (hex): ${hex}")
   endforeach()
-  mg_fail("fuzz_safetensors found a problem (exit ${rc}), the whole log is ${log}. Reproduce "
-          "it with ${build}/fuzz_safetensors <saved input>, and once the loader is fixed keep "
-          "the input as a seed under tests/fuzz/corpus/safetensors/")
+  mg_fail("${TARGET} found a problem (exit ${rc}), the whole log is ${log}. Reproduce it "
+          "with ${build}/${TARGET} <saved input>, and once the bug is fixed keep the input as "
+          "a seed under tests/fuzz/corpus/${CORPUS}/")
 endif()
 string(REGEX MATCH "#[0-9]+[ \t]+DONE[^\n]*" done "${out}")
 string(REGEX MATCHALL "stat::[a-z_]+: *[0-9]+" stats "${out}")
