@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "expect_error.h"
@@ -220,6 +221,47 @@ TEST_F(Cuda, MatmulIsExactF32UnlessTf32IsAllowed) {
   const double tf32_error = max_abs_difference(matmul(a.to(kGpu), b.to(kGpu)), exact);
   cuda::set_allow_tf32(false);
   EXPECT_LT(tf32_error, 0.5);
+}
+
+// Issue 15's classes of extreme input on the device: the same mg::Error (the same message) as
+// on the CPU, or the same correct result, and the context usable afterwards.
+TEST_F(Cuda, ExtremeInputsGiveTheCpusErrors) {
+  const auto both = [](auto&& make) {
+    const std::string cpu = error_message([&] { make(Device::cpu()); });
+    const std::string gpu = error_message([&] { make(kGpu); });
+    EXPECT_EQ(gpu, cpu);
+    EXPECT_FALSE(cpu.empty());
+  };
+  both([](Device d) { position_embedding(Tensor::zeros({8, 4}, DType::f32, d), 2, kInt64Max); });
+  both([](Device d) {
+    const Tensor table = Tensor::zeros({8, 4}, DType::f32, d);
+    token_position_embedding(table, table, Tensor::from_vector<std::int64_t>({1, 2}, {1, 2}, d),
+                             kInt64Max);
+  });
+  both([](Device d) {
+    position_embedding_backward(Tensor::zeros({2, 4}, DType::f32, d), 8, kInt64Max);
+  });
+  both([](Device d) { broadcast_to(Tensor::zeros({1}, DType::f32, d), {-5}); });
+  both([](Device d) { broadcast_to(Tensor::zeros({1}, DType::f32, d), {std::int64_t{1} << 62}); });
+  both([](Device d) {
+    Tensor::full({3}, std::numeric_limits<double>::quiet_NaN(), DType::f32, d).to(DType::i32);
+  });
+  both([](Device d) {
+    Tensor ids = Tensor::from_vector<std::int64_t>({kInt64Max}, {1}, d);
+    embedding(Tensor::zeros({4, 2}, DType::f32, d), ids);
+  });
+  // matmul with K = 0 and a shared b: zero outputs and gradients of the right shapes.
+  Tensor a = Tensor::zeros({2, 3, 0}, DType::f32, kGpu).set_requires_grad(true);
+  Tensor b = Tensor::zeros({0, 5}, DType::f32, kGpu).set_requires_grad(true);
+  Tensor out = matmul(a, b);
+  sum(out).backward();
+  EXPECT_EQ(out.to(Device::cpu()).to_vector<float>(), std::vector<float>(30, 0.0f));
+  EXPECT_EQ(b.grad().shape(), (Shape{0, 5}));
+  // The context still works.
+  EXPECT_EQ(add(Tensor::ones({2}, DType::f32, kGpu), Tensor::ones({2}, DType::f32, kGpu))
+                .to(Device::cpu())
+                .to_vector<float>(),
+            (std::vector<float>{2, 2}));
 }
 
 }  // namespace

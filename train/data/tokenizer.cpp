@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
@@ -25,9 +26,17 @@ namespace {
 
 // The whole file as bytes; mg::Error naming the file and the system's reason.
 std::string read_file(const std::string& op, const std::string& argument, const std::string& path) {
+  std::error_code ec;
+  MG_CHECK(!std::filesystem::is_directory(path, ec), op, argument, "a readable file",
+           "{}: a directory", path);
   std::ifstream in(path, std::ios::binary);
   MG_CHECK(in.good(), op, argument, "a readable file", "{}: {}", path, std::strerror(errno));
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string bytes;
+  try {  // libstdc++'s filebuf throws for some read errors instead of setting badbit
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw Error(op, argument, "a readable file", fmt::format("{}: {}", path, e.what()));
+  }
   MG_CHECK(!in.bad(), op, argument, "a readable file", "{}: read failed", path);
   return bytes;
 }
