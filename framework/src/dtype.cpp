@@ -98,7 +98,8 @@ void check_rows_within(std::int64_t length, std::int64_t offset, std::int64_t ro
   const bool wraps = __builtin_add_overflow(length, offset, &end);
   const std::string sum = wraps ? fmt::format("{} + {} (past 2^63 - 1)", length, offset)
                                 : fmt::format("{} + {} = {}", length, offset, end);
-  MG_CHECK(length >= 0 && offset >= 0 && offset <= rows - length, std::string(op),
+  // rows >= length first, so rows - length cannot wrap (rows may be negative: an attribute).
+  MG_CHECK(length >= 0 && offset >= 0 && rows >= length && offset <= rows - length, std::string(op),
            std::string(what), std::string(expected), "{} = {}", what, sum);
 }
 

@@ -3,6 +3,8 @@
 // Backward (with respect to grad): the same rows read back, i.e. position_embedding.
 #include "position_embedding_backward/position_embedding_backward.h"
 
+#include <limits>
+
 #include "common/define_op.h"
 #include "position_embedding/position_embedding.h"
 
@@ -59,6 +61,10 @@ void register_position_embedding_backward(OpRegistry& registry) {
          A{8, kInt64Max},
          "T + offset = 6 + 9223372036854775807 (past 2^63 - 1)"},
         {"negative_offset", {I::real({2, 3})}, A{8, -1}, "T + offset = 2 + -1 = 1"},
+        {"rows_int64_min",
+         {I::real({4, 3})},
+         A{std::numeric_limits<std::int64_t>::min(), 0},
+         "T + offset = 4 + 0 = 4"},
     };
   };
   registry.add(std::move(op));
