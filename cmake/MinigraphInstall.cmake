@@ -10,6 +10,8 @@
 #   minigraph/ops/<op>/<op>.h      each built-in op's public header (ops/CMakeLists.txt)
 #   minigraph/models/...           layers/embedding.h, andrea/config.h, andrea/model.h
 #   minigraph/optim/...            optimizer.h, sgd.h, adamw.h, clip.h, schedule.h
+#   minigraph/dist/...             communicator.h, mpi_communicator.h, nccl_communicator.h,
+#                                  gradient_reducer.h
 #   minigraph/train/...            data/tokenizer.h, data/dataset.h, trainer.h, similarity.h
 #   minigraph/testing/op_harness.h the op harness (when tests are built)
 include(CMakePackageConfigHelpers)

@@ -4,7 +4,7 @@
 # Libs: the library and, as it is static, everything it links privately: the GEMM library
 # chosen at configure time when it is linked (BLIS; OpenBLAS is loaded at run time by full
 # path, cmake/MinigraphBlas.cmake), SentencePiece (the tokenizer), OpenMP, libdl, and the
-# CUDA runtime and cuBLAS when the CUDA backend is built. (A shared build moves these to Libs.private.) A library outside the
+# CUDA runtime and cuBLAS when the CUDA backend is built, MPI and NCCL when their communicators are. (A shared build moves these to Libs.private.) A library outside the
 # linker's default folders also gets an rpath, as CMake gives its own programs.
 
 # "-L<dir> [-Wl,-rpath,<dir>] -l<name>" for a library given by full path; other items as they are.
@@ -48,6 +48,12 @@ if(MINIGRAPH_WITH_CUDA)
     get_target_property(location ${cuda_target} IMPORTED_LOCATION)
     list(APPEND pc_link_items ${location})
   endforeach()
+endif()
+if(MINIGRAPH_WITH_NCCL)
+  list(APPEND pc_link_items ${MINIGRAPH_NCCL_LIBRARY})
+endif()
+if(MINIGRAPH_WITH_MPI)
+  list(APPEND pc_link_items ${MPI_CXX_LIBRARIES})
 endif()
 list(APPEND pc_link_items ${SENTENCEPIECE_LINK_LIBRARIES} ${OpenMP_CXX_FLAGS} ${CMAKE_DL_LIBS})
 _minigraph_pc_link_flags(pc_link_flags ${pc_link_items})

@@ -89,7 +89,8 @@ void Optimizer::load_state_dict(const StateDict& dict) {
     const Tensor& t = *entries.at(name);
     MG_CHECK(t.dtype() == DType::i64 && t.shape() == Shape{1}, op, name,
              "an i64 tensor of shape [1]", "{} {}", dtype_name(t.dtype()), shape_str(t.shape()));
-    const auto count = static_cast<std::int64_t>(t.to(Device::cpu()).item());
+    // Read as an integer: item() is a double, which rounds counts past 2^53 (fuzz_checkpoint).
+    const std::int64_t count = t.to(Device::cpu()).to_vector<std::int64_t>()[0];
     MG_CHECK(count >= min, op, name, fmt::format("a step count >= {}", min), "{}", count);
     return count;
   };

@@ -140,5 +140,73 @@ TEST(Autograd, RecordedGraphCanBeWalked) {
   EXPECT_EQ(nodes.back()->inputs[0].grad_fn().get(), nodes[2]);
 }
 
+// The hook data-parallel training starts reductions from: a leaf is reported once, as soon as
+// no node left to run adds to its gradient, with the pass's whole gradient of it.
+TEST(Autograd, LeafGradReadyReportsEachLeafOnceAsSoonAsItsGradientIsComplete) {
+  Tensor x = param({1, 2}, {2});
+  Tensor w1 = param({3, 4}, {2});
+  Tensor w2 = param({5, 6}, {2});
+  // loss = sum((x * w1 + x) * w2): w2 is finished by the last node, x by the first (twice).
+  Tensor h = add(mul(x, w1), x);
+  Tensor loss = mul(h, w2).sum();
+  std::vector<std::string> order;
+  std::vector<std::vector<double>> reported;
+  const std::vector<std::pair<std::string, Tensor>> names{{"x", x}, {"w1", w1}, {"w2", w2}};
+  backward(loss, Tensor(), false, [&](const Tensor& leaf, const Tensor& grad) {
+    for (const auto& [name, t] : names) {
+      if (t.is_same(leaf)) order.push_back(name);
+    }
+    // Nothing is written before the pass ends.
+    EXPECT_FALSE(leaf.grad().defined());
+    reported.push_back(grad.to_vector<double>());
+  });
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], "w2");  // ready while mul(x, w1) and the add are still to run
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    for (const auto& [name, t] : names) {
+      if (name == order[i]) {
+        EXPECT_EQ(reported[i], t.grad().to_vector<double>()) << name;
+      }
+    }
+  }
+  // d/dx = w2 * (w1 + 1) = {20, 30}: both paths into x are in the one report.
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{20, 30}));
+}
+
+TEST(Autograd, LeafGradReadyReportsALeafRootAndALeafUsedTwiceInOneNode) {
+  Tensor x = param({1, 2}, {2});
+  int calls = 0;
+  backward(add(x, x), Tensor::from_vector<double>({1, 1}, {2}), false,
+           [&](const Tensor& leaf, const Tensor& grad) {
+             ++calls;
+             EXPECT_TRUE(leaf.is_same(x));
+             EXPECT_EQ(grad.to_vector<double>(), (std::vector<double>{2, 2}));
+           });
+  EXPECT_EQ(calls, 1);
+  Tensor y = param({1, 2}, {2});
+  calls = 0;
+  backward(y, Tensor::from_vector<double>({3, 4}, {2}), false,
+           [&](const Tensor&, const Tensor& grad) {
+             ++calls;
+             EXPECT_EQ(grad.to_vector<double>(), (std::vector<double>{3, 4}));
+           });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(y.grad().to_vector<double>(), (std::vector<double>{3, 4}));
+}
+
+TEST(Autograd, ALeafGradReadyHookThatThrowsLeavesEveryGradientUntouched) {
+  Tensor a = param({1, 2}, {2});
+  Tensor b = param({3, 4}, {2});
+  testing::expect_error_containing(
+      [&] {
+        backward(mul(a, b).sum(), Tensor(), false, [](const Tensor&, const Tensor&) {
+          throw Error("hook", "leaf", "nothing", "a test's refusal");
+        });
+      },
+      "a test's refusal");
+  EXPECT_FALSE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+}
+
 }  // namespace
 }  // namespace mg

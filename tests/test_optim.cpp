@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 
@@ -313,6 +314,31 @@ TEST(Optim, StateDictRoundTripContinuesBitIdentically) {
   expect_round_trip_continues_identically<AdamW>(AdamWOptions{0.05});
   expect_round_trip_continues_identically<SGD>(SGDOptions{0.05, 0.9, 0.1, 0.01, false});
   expect_round_trip_continues_identically<SGD>(SGDOptions{0.05, 0.9, 0.0, 0.0, true});
+}
+
+// Step counts are whole numbers of 64 bits: read as such, not through a double, which rounds
+// those past 2^53 (found by fuzz_checkpoint).
+TEST(Optim, StepCountsLoadExactlyUpToInt64Max) {
+  Params p;
+  AdamW adamw(p.named(), {0.05});
+  p.grads(0);
+  adamw.step();
+  StateDict dict;
+  const std::int64_t big = (std::int64_t{1} << 53) + 1, max = std::numeric_limits<std::int64_t>::max();
+  for (const auto& [name, t] : adamw.state_dict()) {
+    const bool count = name == "step" || name.ends_with(".step");
+    dict.emplace_back(name, count ? Tensor::from_vector(std::vector<std::int64_t>{
+                                                            name == "step" ? max : big},
+                                                        {1})
+                                  : t.clone());
+  }
+  adamw.load_state_dict(dict);
+  EXPECT_EQ(adamw.step_count(), max);
+  for (const auto& [name, t] : adamw.state_dict()) {
+    if (name.ends_with(".step")) {
+      EXPECT_EQ(t.to_vector<std::int64_t>()[0], big) << name;
+    }
+  }
 }
 
 // Every bad dict throws naming the entry and leaves the optimizer exactly as it was.

@@ -175,6 +175,11 @@ TEST(TrainDataTokenizer, FailuresAreErrorsNamingTheFileAndTheReason) {
   mg::train::TokenizerTrainOptions bad;
   bad.model_type = "wordpiece";
   expect_error_containing([&] { Tokenizer::train(kCorpus, 100, "", bad); }, "wordpiece");
+  bad = {};
+  bad.normalization = "nfd";
+  expect_error_containing([&] { Tokenizer::train(kCorpus, 100, "", bad); },
+                          "argument 'options.normalization': expected nmt_nfkc, nfkc, "
+                          "nmt_nfkc_cf, nfkc_cf or identity, got nfd");
 
   // A vocabulary past what a small corpus supports: SentencePiece says the largest it can.
   const fs::path small = dir / "small.txt";
@@ -193,6 +198,23 @@ TEST(TrainDataTokenizer, FailuresAreErrorsNamingTheFileAndTheReason) {
   expect_error_containing(
       [&] { Tokenizer::train(small.string(), 300, (dir / "no/such/dir/m").string()); },
       "no/such/dir/m");
+}
+
+TEST(TrainDataTokenizer, IdentityNormalizationKeepsTheTextAndASmallModel) {
+  const fs::path dir = scratch("identity");
+  const fs::path small = dir / "small.txt";
+  write_bytes(small, corpus_head(20000));
+  mg::train::TokenizerTrainOptions identity;
+  identity.normalization = "identity";
+  const Tokenizer plain = Tokenizer::train(small.string(), 300, "", identity);
+  const Tokenizer nfkc = Tokenizer::train(small.string(), 300);
+  std::printf("model bytes at V = 300: identity %zu, nmt_nfkc %zu\n", plain.serialized().size(),
+              nfkc.serialized().size());
+  EXPECT_LT(plain.serialized().size(), 20000u);
+  EXPECT_GT(nfkc.serialized().size(), 200000u);
+  // NFKC folds the full-width "Ａ" into "A"; identity keeps it as it is.
+  EXPECT_EQ(nfkc.decode(nfkc.encode("\xef\xbc\xa1")), "A");
+  EXPECT_NE(plain.decode(plain.encode("\xef\xbc\xa1")), "A");
 }
 
 // Ids equal to their positions, so a batch's values say where each window was cut.

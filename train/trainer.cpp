@@ -20,6 +20,8 @@
 #include "data/tokenizer.h"
 #include "minigraph/autograd.h"
 #include "minigraph/cpu.h"
+#include "minigraph/dist/communicator.h"
+#include "minigraph/dist/gradient_reducer.h"
 #include "minigraph/error.h"
 #include "minigraph/optim/adamw.h"
 #include "minigraph/optim/clip.h"
@@ -55,6 +57,8 @@ void TrainConfig::validate() const {
            clip);
   MG_CHECK(eval_every >= 0, "train", "eval_every", "a step count >= 0 (0: never)", "{}",
            eval_every);
+  MG_CHECK(is_floating(dtype), "train", "dtype", "f32 or f64", "{}", dtype_name(dtype));
+  positive(bucket_bytes, "bucket_bytes");
 }
 
 andrea::AndreaConfig TrainConfig::model_config(std::int64_t vocab) const {
@@ -64,6 +68,7 @@ andrea::AndreaConfig TrainConfig::model_config(std::int64_t vocab) const {
   c.context = context;
   c.positions = positions;
   c.seed = seed;
+  c.dtype = dtype;
   return c;
 }
 
@@ -72,6 +77,10 @@ struct Trainer::Private {
   optim::WarmupCosine schedule{1, 0, 0, 1};  // set by the trainer's constructor
   std::chrono::steady_clock::time_point started;
   std::int64_t first_step = 0;  // of this process: tokens/s counts from here
+  // Data parallel (null without a communicator, or with one rank).
+  dist::Communicator* comm = nullptr;
+  std::unique_ptr<dist::GradientReducer> reducer;
+  int rank = 0, ranks = 1;
 };
 
 namespace {
@@ -107,6 +116,7 @@ std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64
   return {{"train.d_model", std::to_string(c.d_model)},
           {"train.context", std::to_string(c.context)},
           {"train.batch", std::to_string(c.batch)},
+          {"train.dtype", std::string(dtype_name(c.dtype))},
           {"train.positions", std::string(position_kind_name(c.positions))},
           {"train.optimizer", optimizer_name(c.optimizer)},
           {"train.seed", std::to_string(c.seed)},
@@ -139,9 +149,25 @@ std::int64_t metadata_count(const std::map<std::string, std::string>& metadata,
 
 Trainer::Trainer(const TrainConfig& config) : Trainer(config, nullptr) {}
 
-Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer)
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer,
+                 dist::Communicator* comm)
     : config_(config), p_(std::make_unique<Private>()) {
   config_.validate();
+  if (comm != nullptr && comm->world_size() > 1) {
+    p_->comm = comm;
+    p_->rank = comm->rank();
+    p_->ranks = comm->world_size();
+    MG_CHECK(config_.batch % p_->ranks == 0, "train", "batch",
+             fmt::format("a multiple of the {} ranks (each takes B / {} rows)", p_->ranks,
+                         p_->ranks),
+             "{}", config_.batch);
+  }
+  if (!tokenizer && p_->comm != nullptr) {
+    // One tokenizer for all: rank 0 trains it, the others take its bytes.
+    const std::string bytes =
+        dist::broadcast_bytes(*p_->comm, p_->rank == 0 ? train_tokenizer(config_).serialized() : "");
+    tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_serialized(bytes));
+  }
   tokenizer_ =
       tokenizer ? std::move(tokenizer) : std::make_unique<Tokenizer>(train_tokenizer(config_));
   sampler_ = std::make_unique<BatchSampler>(
@@ -152,7 +178,29 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
   p_->optimizer = make_optimizer(config_, *model_);
   p_->schedule =
       optim::WarmupCosine(config_.lr, config_.min_lr, warmup_steps(config_), config_.steps);
+  if (p_->comm != nullptr) {
+    dist::check_same_on_every_rank(*p_->comm, "train", run_description());
+    NoGradGuard no_grad;
+    for (const Tensor& p : model_->parameters()) p_->comm->broadcast(p, 0);
+    p_->reducer = std::make_unique<dist::GradientReducer>(*p_->comm, model_->named_parameters(),
+                                                         config_.bucket_bytes);
+  }
   p_->started = std::chrono::steady_clock::now();
+}
+
+std::string Trainer::run_description() const {
+  std::string text;
+  for (const auto& [key, value] : run_identity(config_, dataset().size())) {
+    text += fmt::format("{} = {}\n", key, value);
+  }
+  text += fmt::format("train.steps = {}\ntrain.lr = {}\ntrain.min_lr = {}\n", config_.steps,
+                      config_.lr, config_.min_lr);
+  text += fmt::format("tokenizer = {} pieces, {} bytes\n", tokenizer_->vocab_size(),
+                      tokenizer_->serialized().size());
+  for (const auto& [name, p] : model_->named_parameters()) {
+    text += fmt::format("{} = {} {}\n", name, shape_str(p.shape()), dtype_name(p.dtype()));
+  }
+  return text;
 }
 
 Trainer::~Trainer() = default;
@@ -166,12 +214,23 @@ StepMetrics Trainer::step() {
            "step {}", step_ + 1);
   if (step_ == p_->first_step) p_->started = std::chrono::steady_clock::now();
   const double lr = p_->schedule.lr(step_);
-  Batch batch = sampler_->batch(step_);
+  const std::int64_t rows = config_.batch / p_->ranks;
+  Batch batch = sampler_->batch(step_, p_->rank * rows, rows);
   Tensor inputs = batch.inputs.to(config_.device), targets = batch.targets.to(config_.device);
   LinearCrossEntropyOptions loss_options;
   loss_options.chunk_bytes = config_.chunk_bytes;
   Tensor loss = model_->loss(inputs, targets, loss_options);
-  loss.backward();
+  Tensor loss_value = loss;
+  if (p_->reducer) {
+    // The whole batch's loss: the mean of the ranks' (each a mean over as many tokens).
+    loss_value = loss.detach().clone();
+    auto loss_mean = p_->comm->all_reduce_async(loss_value, dist::ReduceOp::mean);
+    backward(loss, Tensor(), false, p_->reducer->hook());
+    p_->reducer->finish();
+    loss_mean->wait();
+  } else {
+    loss.backward();
+  }
   std::vector<Tensor> params = model_->parameters();
   // max_norm 0 means no clipping: the norm is still measured, through a bound never reached.
   const double grad_norm = optim::clip_grad_norm(
@@ -191,7 +250,7 @@ StepMetrics Trainer::step() {
   StepMetrics m;
   m.step = step_;
   m.steps = config_.steps;
-  m.loss = loss.item();
+  m.loss = loss_value.item();
   m.lr = lr;
   m.grad_norm = grad_norm;
   m.elapsed_s =
@@ -211,17 +270,24 @@ double Trainer::validation_loss() {
   NoGradGuard no_grad;
   double sum = 0;
   const std::int64_t count = std::min(config_.eval_batches, sampler_->validation_batch_count());
-  for (std::int64_t i = 0; i < count; ++i) {
+  // Data parallel: batch i on rank i mod N, then the sum over the ranks.
+  for (std::int64_t i = p_->rank; i < count; i += p_->ranks) {
     Batch batch = sampler_->validation_batch(i);
     LinearCrossEntropyOptions o;
     o.chunk_bytes = config_.chunk_bytes;
     sum +=
         model_->loss(batch.inputs.to(config_.device), batch.targets.to(config_.device), o).item();
   }
+  if (p_->comm != nullptr) {
+    Tensor total = Tensor::full({1}, sum, DType::f64).to(p_->comm->device());
+    p_->comm->all_reduce(total);
+    sum = total.to(Device::cpu()).item();
+  }
   return sum / static_cast<double>(count);
 }
 
 void Trainer::save(const std::string& dir) const {
+  if (p_->rank != 0) return;
   std::error_code ec;
   fs::create_directories(dir, ec);
   MG_CHECK(!ec, "train", "checkpoint", "a directory that can be made", "'{}': {}", dir,
@@ -237,7 +303,8 @@ void Trainer::save(const std::string& dir) const {
   model_->save((fs::path(dir) / "model.safetensors").string(), metadata);
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config) {
+std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config,
+                                         dist::Communicator* comm) {
   const std::string model_path = (fs::path(dir) / "model.safetensors").string();
   const std::string optimizer_path = (fs::path(dir) / "optimizer.safetensors").string();
   SafetensorsFile model_file = SafetensorsFile::open(model_path);
@@ -248,7 +315,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConf
   // original run when it was left to the default).
   TrainConfig resumed = config;
   if (resumed.warmup < 0) resumed.warmup = metadata_count(meta, "train.warmup", model_path);
-  std::unique_ptr<Trainer> t(new Trainer(resumed, std::move(tokenizer)));
+  std::unique_ptr<Trainer> t(new Trainer(resumed, std::move(tokenizer), comm));
   // Everything that shapes the run must be what the checkpoint was made with.
   for (const auto& [key, value] : run_identity(t->config_, t->dataset().size())) {
     auto found = meta.find(key);

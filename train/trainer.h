@@ -13,6 +13,11 @@
 #include "minigraph/models/andrea/model.h"
 #include "minigraph/tensor.h"
 
+namespace mg::dist {
+class Communicator;
+class GradientReducer;
+}  // namespace mg::dist
+
 namespace mg::train {
 
 class Tokenizer;
@@ -45,6 +50,9 @@ struct TrainConfig {
   std::int64_t eval_every = 100;  // validation loss every N steps and at the last; 0: never
   std::int64_t eval_batches = 4;  // validation windows: eval_batches × B
   std::int64_t chunk_bytes = std::int64_t{64} << 20;  // the fused head's memory budget
+  DType dtype = DType::f32;                            // the parameters' (f32 or f64)
+  // Data parallel: gradients are all-reduced in buckets of about this many bytes.
+  std::int64_t bucket_bytes = std::int64_t{25} << 20;
 
   void validate() const;  // throws mg::Error naming the field
   andrea::AndreaConfig model_config(std::int64_t vocab) const;
@@ -67,13 +75,26 @@ class Trainer {
   // A new run: trains the tokenizer on config.corpus to config.vocab_size, tokenizes the
   // corpus, builds the model from config.seed.
   explicit Trainer(const TrainConfig& config);
-  // The same with a tokenizer already made (trained on the corpus, or loaded).
-  Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer);
+  // The same with a tokenizer already made (trained on the corpus, or loaded; null: trained).
+  //
+  // Data parallel with `comm` (one Trainer per rank, all made with the same arguments; comm
+  // outlives the trainer): the batch of B windows is cut into N = comm->world_size() shards of
+  // B / N rows, one per rank, so N ranks take exactly the batches one process would; rank 0
+  // trains the tokenizer and sends it to the others; every rank checks that all ranks have the
+  // same model and settings, then takes rank 0's parameters; gradients are averaged over the
+  // ranks in buckets of config.bucket_bytes while the backward pass runs; the optimizer step
+  // is the same on every rank, so the ranks' parameters stay identical. Losses and metrics are
+  // the whole batch's on every rank; save() writes on rank 0 only. Throws mg::Error on every
+  // rank when B is not a multiple of N or the ranks differ.
+  Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer,
+          dist::Communicator* comm = nullptr);
   // A run continued from a checkpoint directory written by save(): the model, the optimizer's
   // state, the tokenizer and the step; `config` must agree with the checkpoint on everything
   // that shapes the run (sizes, positions, optimizer, seed, corpus size), and may change
-  // `steps` (to run longer) and the evaluation settings.
-  static std::unique_ptr<Trainer> resume(const std::string& dir, const TrainConfig& config);
+  // `steps` (to run longer) and the evaluation settings. With `comm`, every rank reads the
+  // directory, and the number of ranks may differ from the run that wrote it.
+  static std::unique_ptr<Trainer> resume(const std::string& dir, const TrainConfig& config,
+                                         dist::Communicator* comm = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -83,7 +104,9 @@ class Trainer {
   // before the update: the parameters and the step count stay as they were.
   StepMetrics step();
   double validation_loss();                 // over the fixed held-out windows, no gradients
-  void save(const std::string& dir) const;  // model, optimizer, tokenizer, data-order state
+  // Model, optimizer, tokenizer, data-order state; with a communicator, rank 0 writes and the
+  // other ranks return at once.
+  void save(const std::string& dir) const;
 
   const TrainConfig& config() const { return config_; }
   std::int64_t steps_done() const { return step_; }
@@ -94,6 +117,8 @@ class Trainer {
 
  private:
   struct Private;
+  // What every rank must agree on: the settings, the tokenizer's size, the parameters.
+  std::string run_description() const;
   TrainConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<BatchSampler> sampler_;

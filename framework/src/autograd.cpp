@@ -100,6 +100,11 @@ std::vector<const Node*> graph_nodes(const Tensor& root) {
 }
 
 void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  backward(root, grad, retain_graph, LeafGradReady());
+}
+
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph,
+              const LeafGradReady& on_leaf_grad_ready) {
   MG_CHECK(root.defined(), "backward", "self", "a defined tensor", "an undefined tensor");
   MG_CHECK(root.requires_grad(), "backward", "self", "a tensor that requires grad",
            "a tensor with no recorded graph and requires_grad = false");
@@ -133,29 +138,48 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       it->second = accumulate(it->second, contribution);
     }
   };
+  // With a hook: the edges into each leaf that are still to run; a leaf is ready at zero.
+  std::unordered_map<TensorImpl*, std::size_t> pending_edges;
+  auto is_leaf_edge = [](const Tensor& input) {
+    return !input.grad_fn() && input.requires_grad();
+  };
+  if (on_leaf_grad_ready) {
+    for (const Node* node : nodes) {
+      for (const Tensor& input : node->inputs) {
+        if (is_leaf_edge(input)) ++pending_edges[input.impl()];
+      }
+    }
+  }
+  auto edge_done = [&](const Tensor& input) {
+    if (!on_leaf_grad_ready || !is_leaf_edge(input) || --pending_edges[input.impl()] > 0) return;
+    auto found = leaf_grads.find(input.impl());
+    if (found != leaf_grads.end()) on_leaf_grad_ready(input, found->second);
+  };
   {
     NoGradGuard no_grad;
     route(root, seed);
+    if (on_leaf_grad_ready && is_leaf_edge(root)) on_leaf_grad_ready(root, leaf_grads[root.impl()]);
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       const Node* node = *it;
       auto found = node_grads.find(node);
-      if (found == node_grads.end()) continue;
-      Tensor grad_out = std::move(found->second);
-      node_grads.erase(found);
-      auto grads =
-          node->op->backward(
-              BackwardContext{*node->op, node->inputs, node->attrs, grad_out, node->saved});
-      MG_CHECK(grads.size() == node->inputs.size(), node->op->name, "backward rule",
-               fmt::format("{} gradients", node->inputs.size()), "{}", grads.size());
-      for (std::size_t i = 0; i < grads.size(); ++i) {
-        const Tensor& input = node->inputs[i];
-        if (!grads[i].defined() || !input.requires_grad()) continue;
-        MG_CHECK(grads[i].shape() == input.shape(), node->op->name,
-                 "backward rule gradient for '" + node->op->inputs[i] + "'",
-                 fmt::format("shape {}", shape_str(input.shape())), "{}",
-                 shape_str(grads[i].shape()));
-        route(input, grads[i]);
+      if (found != node_grads.end()) {
+        Tensor grad_out = std::move(found->second);
+        node_grads.erase(found);
+        auto grads = node->op->backward(
+            BackwardContext{*node->op, node->inputs, node->attrs, grad_out, node->saved});
+        MG_CHECK(grads.size() == node->inputs.size(), node->op->name, "backward rule",
+                 fmt::format("{} gradients", node->inputs.size()), "{}", grads.size());
+        for (std::size_t i = 0; i < grads.size(); ++i) {
+          const Tensor& input = node->inputs[i];
+          if (!grads[i].defined() || !input.requires_grad()) continue;
+          MG_CHECK(grads[i].shape() == input.shape(), node->op->name,
+                   "backward rule gradient for '" + node->op->inputs[i] + "'",
+                   fmt::format("shape {}", shape_str(input.shape())), "{}",
+                   shape_str(grads[i].shape()));
+          route(input, grads[i]);
+        }
       }
+      for (const Tensor& input : node->inputs) edge_done(input);
     }
   }
 

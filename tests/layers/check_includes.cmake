@@ -1,5 +1,5 @@
 # ctest layers_include_only_below: each floor includes headers of its own floor and those
-# below it only (DESIGN: framework <- ops <- models <- optim / train / dist <- tools). The
+# below it only (DESIGN: framework <- ops <- models <- optim <- dist <- train <- tools). The
 # build already cannot find a header of a floor above (its generated folder is not on the
 # include path); this names the offending file and line, and also catches an include that
 # goes through a relative or absolute path.
@@ -13,16 +13,18 @@ foreach(line IN LISTS op_lines)
 endforeach()
 list(JOIN op_folders "|" op_alternatives)
 # What a floor must not include, as a regex on the text after `#include`.
-set(above_framework "minigraph/(ops|models|optim|train)[/.]|minigraph/minigraph\\.h|(^|[\"</])(ops|models|andrea|layers|optim|train|${op_alternatives})/")
-set(above_ops "minigraph/(models|optim|train)/|minigraph/minigraph\\.h|(^|[\"</])(models|andrea|layers|optim|train)/")
-set(above_models "minigraph/(optim|train)/|minigraph/minigraph\\.h|(^|[\"</])(optim|train|dist|tools|cli)/")
+set(above_framework "minigraph/(ops|models|optim|dist|train)[/.]|minigraph/minigraph\\.h|(^|[\"</])(ops|models|andrea|layers|optim|dist|train|${op_alternatives})/")
+set(above_ops "minigraph/(models|optim|dist|train)/|minigraph/minigraph\\.h|(^|[\"</])(models|andrea|layers|optim|dist|train)/")
+set(above_models "minigraph/(optim|dist|train)/|minigraph/minigraph\\.h|(^|[\"</])(optim|train|dist|tools|cli)/")
 # optim/ may include the framework, the ops and the models; nothing of train/, dist/, tools/.
 set(above_optim "minigraph/(train|dist|tools)/|minigraph/minigraph\\.h|(^|[\"</])(train|dist|tools|cli)/")
-# train may include framework, ops, models and optim; not dist (its sibling) or tools.
-set(above_train "minigraph/(dist|tools)/|minigraph/minigraph\\.h|(^|[\"</])(dist|tools|cli)/")
+# dist may include the floors below it; not train (which trains through it) or tools.
+set(above_dist "minigraph/(train|tools)/|minigraph/minigraph\\.h|(^|[\"</])(train|tools|cli)/")
+# train may include every floor below it, dist too; not tools.
+set(above_train "minigraph/tools/|minigraph/minigraph\\.h|(^|[\"</])(tools|cli)/")
 
 set(violations "")
-foreach(floor framework ops models optim train)
+foreach(floor framework ops models optim dist train)
   file(GLOB_RECURSE files ${SOURCE_DIR}/${floor}/*.h ${SOURCE_DIR}/${floor}/*.cpp
        ${SOURCE_DIR}/${floor}/*.cu ${SOURCE_DIR}/${floor}/*.cuh)
   set(pattern "${above_${floor}}")

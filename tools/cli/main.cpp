@@ -78,9 +78,11 @@ std::string describe(const CLI::App& app, const CLI::ParseError& e) {
   return command.empty() ? what : fmt::format("{} {}", command, what);
 }
 
+// In an MPI job every rank sees the same command line: rank 0 alone reports what is wrong
+// with it (a rank's own failure in `train` is reported by that rank, dist_job.h).
 int fail(int code, const std::string& message) {
   std::fflush(stdout);
-  fmt::print(stderr, "error: {}\n", message);
+  if (mg::dist::launcher_rank() == 0) fmt::print(stderr, "error: {}\n", message);
   return code;
 }
 

@@ -4,13 +4,16 @@
 // warmup + cosine schedule, a held-out validation loss, checkpoints to resume from bit for bit.
 // On a terminal: a progress bar on stderr; in a pipe: a log line every --log-every steps;
 // --json: one JSON object per step on stdout. ^C (or SIGTERM) stops after the step in
-// progress and writes the checkpoint, so `--resume` continues as if never stopped.
+// progress and writes the checkpoint, so `--resume` continues as if never stopped. Started by
+// mpirun, every process is one rank of a data-parallel run (dist_job.h): rank 0 prints and
+// writes, and a rank that fails ends the whole job.
 #include <fmt/format.h>
 
 #include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dist_job.h"
 #include "minigraph/minigraph.h"
 
 namespace mg::cli {
@@ -19,11 +22,12 @@ namespace {
 
 struct TrainOptions {
   train::TrainConfig config;
-  std::string optimizer = "adamw", positions = "learned", device = "cpu";
+  std::string optimizer = "adamw", positions = "learned", device = "cpu", dist = "auto";
   std::string checkpoint, tokenizer;
   bool resume = false, json = false;
   int threads = 0;
-  std::int64_t log_every = 0, save_every = 0, chunk_mib = 64;
+  std::int64_t log_every = 0, save_every = 0, chunk_mib = 64, bucket_mib = 25;
+  double dist_timeout = 300;
 };
 
 volatile std::sig_atomic_t stop_signal = 0;
@@ -88,6 +92,117 @@ nlohmann::json metrics_json(const train::StepMetrics& m) {
                    {"elapsed_s", m.elapsed_s}, {"eta_s", m.eta_s}};
   if (m.val_loss >= 0) j["val_loss"] = m.val_loss;
   return j;
+}
+
+// The run itself, on every rank of a job; rank 0 alone prints.
+void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
+  train::TrainConfig& c = o.config;
+  if (o.resume && o.checkpoint.empty()) {
+    throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
+  }
+  if (o.resume && !o.tokenizer.empty()) {
+    throw UsageError(
+        "train --tokenizer: expected no --resume with it (the checkpoint holds "
+        "its tokenizer), got both");
+  }
+  if (o.save_every > 0 && o.checkpoint.empty()) {
+    throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
+  }
+  if (c.batch % job.world() != 0) {
+    throw UsageError(fmt::format("train --batch: expected a multiple of the {} ranks (each takes "
+                                 "B / {} windows), got {}",
+                                 job.world(), job.world(), c.batch));
+  }
+  c.optimizer = o.optimizer == "sgd" ? train::OptimizerKind::sgd : train::OptimizerKind::adamw;
+  c.positions = parse_position_kind(o.positions);
+  c.chunk_bytes = o.chunk_mib << 20;
+  c.bucket_bytes = o.bucket_mib << 20;
+  if (o.threads > 0) set_num_threads(o.threads);
+  c.validate();
+  const bool leader = job.rank() == 0;
+  if (leader && !o.checkpoint.empty() && !o.resume)
+    check_writable_dir("train --checkpoint", o.checkpoint);
+
+  Progress progress(!o.json && leader);
+  progress.show(
+      o.resume ? "train: loading the checkpoint ..."
+      : o.tokenizer.empty()
+          ? fmt::format("train: training a {}-piece tokenizer on {} ...", c.vocab_size, c.corpus)
+          : fmt::format("train: tokenizing {} ...", c.corpus));
+  std::unique_ptr<train::Trainer> owned;
+  if (o.resume) {
+    owned = train::Trainer::resume(o.checkpoint, c, job.gradients());
+  } else if (!o.tokenizer.empty()) {
+    owned = std::make_unique<train::Trainer>(
+        c, std::make_unique<train::Tokenizer>(train::Tokenizer::load(o.tokenizer)),
+        job.gradients());
+  } else {
+    owned = std::make_unique<train::Trainer>(c, nullptr, job.gradients());
+  }
+  train::Trainer& t = *owned;
+  progress.clear();
+  if (!o.json && leader) {
+    const auto& data = t.dataset();
+    fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
+               threads_line(), gemm_line(), c.corpus, andrea::group_thousands(data.train_size()),
+               andrea::group_thousands(data.validation_size()), t.tokenizer().vocab_size(),
+               andrea::summary(t.model().config()));
+    if (job.distributed()) fmt::print("{}\n", job.describe());
+    if (o.resume) fmt::print("resumed at step {} from {}\n", t.steps_done(), o.checkpoint);
+  }
+  const std::int64_t log_every =
+      o.log_every > 0 ? o.log_every : std::max<std::int64_t>(1, c.steps / 20);
+  double last_val = -1;
+  train::StepMetrics last;
+  const StopRequests stop;
+  // A signal stops every rank after the same step: they agree after each one.
+  bool stopping = false;
+  while (!t.done() && !stopping) {
+    last = t.step();
+    if (last.val_loss >= 0) last_val = last.val_loss;
+    const bool log_line =
+        last.step % log_every == 0 || last.step == last.steps || last.val_loss >= 0;
+    if (leader && o.json) {
+      fmt::print("{}\n", metrics_json(last).dump());
+    } else if (leader && progress.enabled()) {
+      progress.show(progress_text(last, last_val));
+    } else if (leader && log_line) {
+      fmt::print("{}\n", metrics_text(last, last_val));
+    }
+    std::fflush(stdout);
+    if (!std::isfinite(last.loss)) {
+      throw Error("train", "loss", "a finite loss",
+                  fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
+    }
+    if (o.save_every > 0 && last.step % o.save_every == 0 && !t.done()) t.save(o.checkpoint);
+    stopping = job.any(stop.signal() != 0);
+  }
+  progress.clear();
+  if (!o.checkpoint.empty()) t.save(o.checkpoint);
+  if (stopping) {
+    if (leader) {
+      fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",
+                 stop.signal() == SIGINT ? "SIGINT"
+                 : stop.signal() != 0    ? "SIGTERM"
+                                         : "a signal to another rank",
+                 t.steps_done(), c.steps,
+                 o.checkpoint.empty()
+                     ? " (no --checkpoint: nothing written)"
+                     : fmt::format("; checkpoint in {}: the same command with --resume continues",
+                                   o.checkpoint));
+    }
+    exit_code = kExitStopped;
+    return;
+  }
+  if (!o.json && leader) {
+    fmt::print(
+        "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
+        "memory {}{}\n",
+        last.step, last.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-",
+        last.tokens_per_s, format_bytes(static_cast<double>(t.peak_memory_bytes())),
+        o.checkpoint.empty() ? "" : ", checkpoint in " + o.checkpoint);
+  }
+  exit_code = kExitOk;
 }
 
 }  // namespace
@@ -172,96 +287,29 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-every", o->log_every, "log line every N steps in a pipe (0: 20 lines)")
       ->check(whole_number(0, std::int64_t{1} << 40));
   cmd->add_flag("--json", o->json, "one JSON object per step on stdout, nothing else");
+  cmd->add_option("--dist", o->dist,
+                  "data parallel: auto (MPI when started by mpirun), mpi, or none")
+      ->check(one_of({"auto", "mpi", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--dist-timeout", o->dist_timeout,
+                  "seconds a rank waits for the others before the job ends with an error")
+      ->check(real_number(0, 1e6, true))
+      ->capture_default_str();
+  cmd->add_option("--bucket-mib", o->bucket_mib, "gradients all-reduced in buckets of N MiB")
+      ->check(whole_number(1, 1 << 16))
+      ->capture_default_str();
   cmd->callback([o, &exit_code] {
     train::TrainConfig& c = o->config;
-    if (o->resume && o->checkpoint.empty()) {
-      throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
-    }
-    if (o->resume && !o->tokenizer.empty()) {
-      throw UsageError(
-          "train --tokenizer: expected no --resume with it (the checkpoint holds "
-          "its tokenizer), got both");
-    }
-    if (o->save_every > 0 && o->checkpoint.empty()) {
-      throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
-    }
-    c.optimizer = o->optimizer == "sgd" ? train::OptimizerKind::sgd : train::OptimizerKind::adamw;
-    c.positions = parse_position_kind(o->positions);
     c.device = parse_device(o->device);
-    c.chunk_bytes = o->chunk_mib << 20;
-    if (o->threads > 0) set_num_threads(o->threads);
-    c.validate();
-    if (!o->checkpoint.empty() && !o->resume)
-      check_writable_dir("train --checkpoint", o->checkpoint);
-
-    Progress progress(!o->json);
-    progress.show(
-        o->resume ? "train: loading the checkpoint ..."
-        : o->tokenizer.empty()
-            ? fmt::format("train: training a {}-piece tokenizer on {} ...", c.vocab_size, c.corpus)
-            : fmt::format("train: tokenizing {} ...", c.corpus));
-    std::unique_ptr<train::Trainer> owned;
-    if (o->resume) {
-      owned = train::Trainer::resume(o->checkpoint, c);
-    } else if (!o->tokenizer.empty()) {
-      owned = std::make_unique<train::Trainer>(
-          c, std::make_unique<train::Tokenizer>(train::Tokenizer::load(o->tokenizer)));
-    } else {
-      owned = std::make_unique<train::Trainer>(c);
+    const DistJob job(o->dist, c.device, o->dist_timeout);
+    try {
+      run_training(*o, job, exit_code);
+    } catch (const UsageError&) {
+      throw;  // the same on every rank: rank 0 says it (main.cpp), every rank exits 2
+    } catch (const std::exception& e) {
+      if (!job.distributed()) throw;
+      job.fail(kExitCantWork, e.what());
     }
-    train::Trainer& t = *owned;
-    progress.clear();
-    if (!o->json) {
-      const auto& data = t.dataset();
-      fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
-                 threads_line(), gemm_line(), c.corpus, andrea::group_thousands(data.train_size()),
-                 andrea::group_thousands(data.validation_size()), t.tokenizer().vocab_size(),
-                 andrea::summary(t.model().config()));
-      if (o->resume) fmt::print("resumed at step {} from {}\n", t.steps_done(), o->checkpoint);
-    }
-    const std::int64_t log_every =
-        o->log_every > 0 ? o->log_every : std::max<std::int64_t>(1, c.steps / 20);
-    double last_val = -1;
-    train::StepMetrics last;
-    const StopRequests stop;
-    while (!t.done() && stop.signal() == 0) {
-      last = t.step();
-      if (last.val_loss >= 0) last_val = last.val_loss;
-      if (o->json) {
-        fmt::print("{}\n", metrics_json(last).dump());
-      } else if (progress.enabled()) {
-        progress.show(progress_text(last, last_val));
-      } else if (last.step % log_every == 0 || last.step == last.steps || last.val_loss >= 0) {
-        fmt::print("{}\n", metrics_text(last, last_val));
-      }
-      std::fflush(stdout);
-      if (!std::isfinite(last.loss)) {
-        throw Error("train", "loss", "a finite loss",
-                    fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
-      }
-      if (o->save_every > 0 && last.step % o->save_every == 0 && !t.done()) t.save(o->checkpoint);
-    }
-    progress.clear();
-    if (!o->checkpoint.empty()) t.save(o->checkpoint);
-    if (stop.signal() != 0) {
-      fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",
-                 stop.signal() == SIGINT ? "SIGINT" : "SIGTERM", t.steps_done(), c.steps,
-                 o->checkpoint.empty()
-                     ? " (no --checkpoint: nothing written)"
-                     : fmt::format("; checkpoint in {}: the same command with --resume continues",
-                                   o->checkpoint));
-      exit_code = kExitStopped;
-      return;
-    }
-    if (!o->json) {
-      fmt::print(
-          "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
-          "memory {}{}\n",
-          last.step, last.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-",
-          last.tokens_per_s, format_bytes(static_cast<double>(t.peak_memory_bytes())),
-          o->checkpoint.empty() ? "" : ", checkpoint in " + o->checkpoint);
-    }
-    exit_code = kExitOk;
   });
 }
 

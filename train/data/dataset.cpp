@@ -83,10 +83,15 @@ std::int64_t BatchSampler::window_start(std::int64_t step, std::int64_t row) con
   return static_cast<std::int64_t>(key % starts);
 }
 
-Batch BatchSampler::batch(std::int64_t step) const {
-  std::vector<std::int64_t> starts(static_cast<std::size_t>(batch_size_));
-  for (std::int64_t row = 0; row < batch_size_; ++row) {
-    starts[static_cast<std::size_t>(row)] = window_start(step, row);
+Batch BatchSampler::batch(std::int64_t step) const { return batch(step, 0, batch_size_); }
+
+Batch BatchSampler::batch(std::int64_t step, std::int64_t first_row, std::int64_t rows) const {
+  MG_CHECK(first_row >= 0 && rows >= 1 && first_row <= batch_size_ - rows, "BatchSampler::batch",
+           "rows", fmt::format("a range of rows within the batch's {}", batch_size_),
+           "{} rows from row {}", rows, first_row);
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(rows));
+  for (std::int64_t row = 0; row < rows; ++row) {
+    starts[static_cast<std::size_t>(row)] = window_start(step, first_row + row);
   }
   return gather(dataset_.train_tokens(), starts);
 }

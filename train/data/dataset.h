@@ -61,6 +61,10 @@ class BatchSampler {
 
   // The training batch of `step` (>= 0): the same (seed, step) always gives the same batch.
   Batch batch(std::int64_t step) const;
+  // Rows [first_row, first_row + rows) of that batch: one rank's shard in data-parallel
+  // training, so N ranks together take exactly the batch one process would. Throws mg::Error
+  // for a range outside [0, B).
+  Batch batch(std::int64_t step, std::int64_t first_row, std::int64_t rows) const;
   // Where row `row` of step `step` starts in train_tokens(): in [0, train_size - T - 1].
   std::int64_t window_start(std::int64_t step, std::int64_t row) const;
 

@@ -26,6 +26,10 @@ struct TokenizerTrainOptions {
   bool hard_vocab_limit = true;
   // Characters covered by the vocabulary; 1.0 keeps every character of the corpus.
   double character_coverage = 1.0;
+  // SentencePiece's text normalization: "nmt_nfkc" (its default: NFKC plus whitespace rules,
+  // a ~240 KB table in every model), "nfkc", "nmt_nfkc_cf", "nfkc_cf" or "identity" (the text
+  // as it is, and a model of a few KB).
+  std::string normalization = "nmt_nfkc";
 };
 
 class Tokenizer {

@@ -70,6 +70,15 @@ class NoGradGuard {
 // the whole pass succeeded, so a failing backward leaves every .grad() as it was.
 void backward(const Tensor& root, const Tensor& grad = Tensor(), bool retain_graph = false);
 
+// Called during a backward pass once for each leaf that takes a gradient, as soon as no node
+// left to run adds to that leaf's gradient of this pass, and before any leaf is written: what
+// data-parallel training hooks to start reducing gradients while the rest of the pass runs.
+// `grad` is this pass's gradient of `leaf` (not yet added to leaf.grad()); the hook reads it
+// and must not write it. An exception from the hook fails the pass: no .grad() changes.
+using LeafGradReady = std::function<void(const Tensor& leaf, const Tensor& grad)>;
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph,
+              const LeafGradReady& on_leaf_grad_ready);
+
 // The recorded graph below `root` in topological order (inputs before the nodes using them).
 std::vector<const Node*> graph_nodes(const Tensor& root);
 
