@@ -105,6 +105,70 @@ class MpiWork final : public Work {
   std::string error_;
 };
 
+// The collectives' thread and its queue. Shared with the thread, so that a communicator whose
+// collective never completed can be destroyed while the thread stays behind in MPI.
+struct Worker {
+  struct Task {
+    std::shared_ptr<MpiWork> work;
+    std::function<int()> call;
+  };
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Task> queue;
+  bool stopping = false;
+  std::atomic<bool> stuck{false};  // a wait timed out: a collective may never return
+
+  void enqueue(std::shared_ptr<MpiWork> work, std::function<int()> call) {
+    {
+      std::lock_guard lock(mutex);
+      queue.push_back({std::move(work), std::move(call)});
+    }
+    cv.notify_all();
+  }
+
+  static void run(std::shared_ptr<Worker> self) {
+    while (true) {
+      Task task;
+      {
+        std::unique_lock lock(self->mutex);
+        self->cv.wait(lock, [&] { return self->stopping || !self->queue.empty(); });
+        if (self->queue.empty()) return;  // stopping, with nothing left to run
+        task = std::move(self->queue.front());
+        self->queue.pop_front();
+      }
+      std::string error;
+      try {
+        const int rc = task.call();
+        if (rc != MPI_SUCCESS) error = mpi_error_text(rc);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      task.work->finish(std::move(error));
+    }
+  }
+
+  void wait(MpiWork& work) {
+    try {
+      work.wait();
+    } catch (const Error& e) {
+      if (e.argument() == "ranks") stuck = true;
+      throw;
+    }
+  }
+};
+
+// The handle given out: a wait that times out marks the worker stuck.
+class WatchedWork final : public Work {
+ public:
+  WatchedWork(std::shared_ptr<Worker> worker, std::shared_ptr<MpiWork> work)
+      : worker_(std::move(worker)), work_(std::move(work)) {}
+  void wait() override { worker_->wait(*work_); }
+
+ private:
+  std::shared_ptr<Worker> worker_;
+  std::shared_ptr<MpiWork> work_;
+};
+
 class MpiCommunicator final : public Communicator {
  public:
   explicit MpiCommunicator(const CommunicatorOptions& options) : options_(options) {
@@ -129,22 +193,22 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &world_);
-    worker_ = std::thread([this] { run(); });
+    thread_ = std::thread(Worker::run, worker_);
   }
 
   ~MpiCommunicator() override {
     {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+      std::lock_guard lock(worker_->mutex);
+      worker_->stopping = true;
     }
-    cv_.notify_all();
+    worker_->cv.notify_all();
     // A collective that never completed (its wait timed out) holds the thread in MPI: it is
-    // left behind, and MPI is not finalised under it.
-    if (stuck_) {
-      worker_.detach();
+    // left behind with the queue it shares, and MPI is not finalised under it.
+    if (worker_->stuck) {
+      thread_.detach();
       return;
     }
-    worker_.join();
+    thread_.join();
     MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
   }
@@ -156,8 +220,8 @@ class MpiCommunicator final : public Communicator {
 
   void barrier() override {
     auto work = std::make_shared<MpiWork>("barrier", world_, options_.timeout_s);
-    enqueue(work, [this] { return MPI_Barrier(comm_); });
-    wait_marking_stuck(*work);
+    worker_->enqueue(work, [comm = comm_] { return MPI_Barrier(comm); });
+    worker_->wait(*work);
   }
 
   [[noreturn]] void abort(int exit_code) override {
@@ -169,95 +233,36 @@ class MpiCommunicator final : public Communicator {
   std::shared_ptr<Work> all_reduce_checked(const Tensor& tensor, ReduceOp op) override {
     auto work = std::make_shared<MpiWork>("all_reduce", world_, options_.timeout_s);
     // The task's copy of the handle keeps the tensor alive until the collective is done.
-    enqueue(work, [this, tensor, op] {
+    worker_->enqueue(work, [comm = comm_, world = world_, tensor, op] {
       const MPI_Datatype type = mpi_type(tensor.dtype());
       const int rc = in_pieces(tensor, [&](void* data, int count) {
-        return MPI_Allreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm_);
+        return MPI_Allreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm);
       });
       if (rc == MPI_SUCCESS && op == ReduceOp::mean) {
-        tensor.dtype() == DType::f32 ? divide<float>(tensor, world_)
-                                     : divide<double>(tensor, world_);
+        tensor.dtype() == DType::f32 ? divide<float>(tensor, world)
+                                     : divide<double>(tensor, world);
       }
       return rc;
     });
-    return std::make_shared<Watched>(this, work);
+    return std::make_shared<WatchedWork>(worker_, work);
   }
 
   std::shared_ptr<Work> broadcast_checked(const Tensor& tensor, int root) override {
     auto work = std::make_shared<MpiWork>("broadcast", world_, options_.timeout_s);
-    enqueue(work, [this, tensor, root] {
+    worker_->enqueue(work, [comm = comm_, tensor, root] {
       const MPI_Datatype type = mpi_type(tensor.dtype());
       return in_pieces(tensor,
-                       [&](void* data, int count) { return MPI_Bcast(data, count, type, root, comm_); });
+                       [&](void* data, int count) { return MPI_Bcast(data, count, type, root, comm); });
     });
-    return std::make_shared<Watched>(this, work);
+    return std::make_shared<WatchedWork>(worker_, work);
   }
-
-  // The handle given out: a wait that times out marks the communicator stuck.
-  class Watched final : public Work {
-   public:
-    Watched(MpiCommunicator* comm, std::shared_ptr<MpiWork> work)
-        : comm_(comm), work_(std::move(work)) {}
-    void wait() override { comm_->wait_marking_stuck(*work_); }
-
-   private:
-    MpiCommunicator* comm_;
-    std::shared_ptr<MpiWork> work_;
-  };
-
-  void wait_marking_stuck(MpiWork& work) {
-    try {
-      work.wait();
-    } catch (const Error& e) {
-      if (e.argument() == "ranks") stuck_ = true;
-      throw;
-    }
-  }
-
-  void enqueue(std::shared_ptr<MpiWork> work, std::function<int()> call) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back({std::move(work), std::move(call)});
-    }
-    cv_.notify_all();
-  }
-
-  void run() {
-    while (true) {
-      Task task;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, with nothing left to run
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      std::string error;
-      try {
-        const int rc = task.call();
-        if (rc != MPI_SUCCESS) error = mpi_error_text(rc);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      task.work->finish(std::move(error));
-    }
-  }
-
-  struct Task {
-    std::shared_ptr<MpiWork> work;
-    std::function<int()> call;
-  };
 
   CommunicatorOptions options_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, world_ = 1;
   bool owns_mpi_ = false;
-  std::atomic<bool> stuck_{false};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Task> queue_;
-  bool stopping_ = false;
-  std::thread worker_;
+  std::shared_ptr<Worker> worker_ = std::make_shared<Worker>();
+  std::thread thread_;
 };
 
 }  // namespace

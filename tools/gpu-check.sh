@@ -3,6 +3,7 @@
 # build minigraph with the CUDA backend, run the whole test suite with the GPU tests live, and
 # benchmark the ANDREA input layer + head forward and backward (B = 8, T = 1024), then train the
 # lesson's model on the GPU for 200 steps and once at ANDREA-120M's size for 20 (tokens/s).
+# The suite includes the single-process, single-GPU NCCL communicator (dist_nccl_one_gpu).
 # Fails if a test was skipped, since here each one should run. About 3-5 minutes on 16 cores.
 #   tools/gpu-check.sh [build-dir]      (default: build-gpu)
 set -euo pipefail
@@ -16,7 +17,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
 fi
 
 tools/install-deps.sh
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINIGRAPH_CUDA=ON
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINIGRAPH_CUDA=ON \
+  -DMINIGRAPH_NCCL=ON
 cmake --build "$build_dir" -j"$jobs"
 
 log="$build_dir/gpu-check-ctest.log"

@@ -339,6 +339,64 @@ TEST(DataParallel, BadConfigurationsAreErrorsOnEveryRank) {
   comm().barrier();
 }
 
+// ---- NCCL: the single-process, single-GPU path (ctest dist_nccl_one_gpu; tools/gpu-check.sh) --
+
+// A one-rank NCCL communicator on cuda:0 (bootstrapped by a local one), or a skip that says why.
+std::unique_ptr<Communicator> nccl_on_gpu0() {
+  if (!nccl_built()) return nullptr;
+  if (!device_available(Device::cuda(0))) return nullptr;
+  static auto bootstrap = local_communicator();
+  return nccl_communicator(*bootstrap, Device::cuda(0));
+}
+#define MG_NCCL_OR_SKIP(comm)                                                             \
+  auto comm = nccl_on_gpu0();                                                              \
+  if (!comm) {                                                                             \
+    GTEST_SKIP() << (nccl_built() ? "no CUDA device visible: the NCCL tests run on a GPU " \
+                                    "machine (tools/gpu-check.sh)"                         \
+                                  : "built without NCCL");                                 \
+  }
+
+TEST(Nccl, CollectivesOnOneGpuKeepTheValuesAndOrderWithTheComputeStream) {
+  MG_NCCL_OR_SKIP(nccl);
+  EXPECT_EQ(nccl->name(), "nccl");
+  EXPECT_EQ(nccl->world_size(), 1);
+  const Device gpu = Device::cuda(0);
+  // Written by a kernel on the compute stream just before: the collective must see it.
+  Tensor x = (Tensor::full({1 << 20}, 1.5, DType::f32).to(gpu) * 2.0);
+  auto work = nccl->all_reduce_async(x, ReduceOp::mean);
+  work->wait();
+  Tensor y = x * 2.0;  // queued after the wait: reads the reduced values
+  EXPECT_EQ(y.to(Device::cpu()).at_flat((1 << 20) - 1), 6.0);
+  Tensor ids = Tensor::from_vector<std::int64_t>({1, 2, 3}, {3}).to(gpu);
+  nccl->all_reduce(ids);
+  nccl->broadcast(ids, 0);
+  EXPECT_EQ(ids.to(Device::cpu()).to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 2, 3}));
+  nccl->barrier();
+  testing::expect_error_containing([&] { nccl->all_reduce(Tensor::zeros({2})); },
+                                   "all_reduce: argument 'tensor': expected a tensor on cuda:0 "
+                                   "(the nccl communicator's device), got one on cpu");
+}
+
+TEST(Nccl, TheGradientReducerAveragesGpuGradients) {
+  MG_NCCL_OR_SKIP(nccl);
+  std::vector<std::pair<std::string, Tensor>> params;
+  for (auto& [name, p] : three_params(DType::f32)) {
+    Tensor on_gpu = p.to(Device::cuda(0));
+    on_gpu.set_requires_grad(true);
+    params.emplace_back(name, on_gpu);
+  }
+  GradientReducer reducer(*nccl, params, 40);
+  Tensor loss = add((params[0].second * 3.0).sum(), (params[1].second * 2.0).sum());
+  backward(loss, Tensor(), false, reducer.hook());
+  reducer.finish();
+  EXPECT_EQ(params[0].second.grad().to(Device::cpu()).to_vector<float>(),
+            std::vector<float>(12, 3.0f));
+  EXPECT_EQ(params[1].second.grad().to(Device::cpu()).to_vector<float>(),
+            std::vector<float>(5, 2.0f));
+  EXPECT_EQ(params[2].second.grad().to(Device::cpu()).to_vector<float>(),
+            std::vector<float>(4, 0.0f));
+}
+
 // Only rank 0 reports passes; another rank's failures are printed, prefixed with its rank.
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
  public:
