@@ -2,8 +2,6 @@
 // the helpers built from collectives: bytes from one rank, the same identity on every rank.
 #include "communicator.h"
 
-#include "mpi_communicator.h"  // in_mpi_job, whether or not MPI is built
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "minigraph/error.h"
+#include "mpi_communicator.h"  // in_mpi_job, whether or not MPI is built
 
 namespace mg::dist {
 

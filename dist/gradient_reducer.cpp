@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
+#include <set>
 
 #include "minigraph/error.h"
 
@@ -16,9 +16,8 @@ GradientReducer::GradientReducer(Communicator& comm,
                                  std::vector<std::pair<std::string, Tensor>> params,
                                  std::int64_t bucket_bytes)
     : comm_(comm) {
-  MG_CHECK(bucket_bytes >= 1, "GradientReducer", "bucket_bytes", "at least 1", "{}",
-           bucket_bytes);
-  std::unordered_set<const TensorImpl*> seen;
+  MG_CHECK(bucket_bytes >= 1, "GradientReducer", "bucket_bytes", "at least 1", "{}", bucket_bytes);
+  std::set<const TensorImpl*> seen;
   for (const auto& [name, p] : params) {
     MG_CHECK(p.defined() && is_floating(p.dtype()), "GradientReducer", name,
              "a defined f32 or f64 parameter", "{}",
@@ -48,13 +47,14 @@ GradientReducer::GradientReducer(Communicator& comm,
       offset = last.offset + last.param.numel();
     }
     bucket.slots.push_back(slots_.size());
+    slot_of_.emplace(p.impl(), slots_.size());
     slots_.push_back({name, p, buckets_.size() - 1, offset});
     bytes_in_bucket += bytes;
   }
   for (Bucket& bucket : buckets_) {
     const Slot& last = slots_[bucket.slots.back()];
-    bucket.flat = Tensor::zeros({last.offset + last.param.numel()}, last.param.dtype(),
-                                last.param.device());
+    bucket.flat =
+        Tensor::zeros({last.offset + last.param.numel()}, last.param.dtype(), last.param.device());
   }
 }
 
@@ -72,10 +72,9 @@ Tensor slice(const Tensor& flat, std::int64_t offset, const Tensor& like) {
 }  // namespace
 
 void GradientReducer::on_ready(const Tensor& leaf, const Tensor& grad) {
-  auto found = std::find_if(slots_.begin(), slots_.end(),
-                            [&](const Slot& s) { return s.param.is_same(leaf); });
-  if (found == slots_.end()) return;
-  Slot& slot = *found;
+  auto found = slot_of_.find(leaf.impl());
+  if (found == slot_of_.end()) return;
+  Slot& slot = slots_[found->second];
   Bucket& bucket = buckets_[slot.bucket];
   MG_CHECK(!slot.ready, "GradientReducer", slot.name, "one gradient per backward pass",
            "a second one before finish()");

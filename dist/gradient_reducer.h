@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,7 @@ class GradientReducer {
 
   Communicator& comm_;
   std::vector<Slot> slots_;
+  std::unordered_map<const TensorImpl*, std::size_t> slot_of_;  // a parameter's slot
   std::vector<Bucket> buckets_;
 };
 

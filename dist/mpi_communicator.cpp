@@ -239,8 +239,7 @@ class MpiCommunicator final : public Communicator {
         return MPI_Allreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm);
       });
       if (rc == MPI_SUCCESS && op == ReduceOp::mean) {
-        tensor.dtype() == DType::f32 ? divide<float>(tensor, world)
-                                     : divide<double>(tensor, world);
+        tensor.dtype() == DType::f32 ? divide<float>(tensor, world) : divide<double>(tensor, world);
       }
       return rc;
     });
@@ -251,8 +250,8 @@ class MpiCommunicator final : public Communicator {
     auto work = std::make_shared<MpiWork>("broadcast", world_, options_.timeout_s);
     worker_->enqueue(work, [comm = comm_, tensor, root] {
       const MPI_Datatype type = mpi_type(tensor.dtype());
-      return in_pieces(tensor,
-                       [&](void* data, int count) { return MPI_Bcast(data, count, type, root, comm); });
+      return in_pieces(
+          tensor, [&](void* data, int count) { return MPI_Bcast(data, count, type, root, comm); });
     });
     return std::make_shared<WatchedWork>(worker_, work);
   }

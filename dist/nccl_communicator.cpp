@@ -59,7 +59,9 @@ class NcclWork final : public Work {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(Communicator& bootstrap, Device device, const CommunicatorOptions& options)
-      : device_(device), options_(options), rank_(bootstrap.rank()),
+      : device_(device),
+        options_(options),
+        rank_(bootstrap.rank()),
         world_(bootstrap.world_size()) {
     MG_CHECK(device.kind == DeviceKind::cuda && device.index < cuda_device_count(),
              "nccl_communicator", "device",
@@ -108,12 +110,11 @@ class NcclCommunicator final : public Communicator {
         cudaEventDestroy(done);
         ncclCommAbort(comm_);
         aborted_ = true;
-        throw Error("barrier", "ranks",
-                    fmt::format("all {} ranks within {} s (the timeout)", world_,
-                                options_.timeout_s),
-                    async != ncclSuccess
-                        ? fmt::format("NCCL error: {}", ncclGetErrorString(async))
-                        : "no answer: a rank died, stalled or called another collective");
+        throw Error(
+            "barrier", "ranks",
+            fmt::format("all {} ranks within {} s (the timeout)", world_, options_.timeout_s),
+            async != ncclSuccess ? fmt::format("NCCL error: {}", ncclGetErrorString(async))
+                                 : "no answer: a rank died, stalled or called another collective");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }

@@ -1,6 +1,5 @@
 // A build without MPI: the same functions, saying so.
 #include "minigraph/dist/mpi_communicator.h"
-
 #include "minigraph/error.h"
 
 namespace mg::dist {
@@ -9,8 +8,10 @@ bool mpi_built() { return false; }
 std::string mpi_library_version() { return ""; }
 
 std::unique_ptr<Communicator> mpi_communicator(const CommunicatorOptions&) {
-  throw Error("mpi_communicator", "build", "minigraph built with MPI (-DMINIGRAPH_MPI=ON; "
-              "Debian: apt install libopenmpi-dev)", "a build without it");
+  throw Error("mpi_communicator", "build",
+              "minigraph built with MPI (-DMINIGRAPH_MPI=ON; "
+              "Debian: apt install libopenmpi-dev)",
+              "a build without it");
 }
 
 }  // namespace mg::dist

@@ -1,6 +1,5 @@
 // A build without NCCL: the same functions, saying so.
 #include "minigraph/dist/nccl_communicator.h"
-
 #include "minigraph/error.h"
 
 namespace mg::dist {
@@ -8,8 +7,7 @@ namespace mg::dist {
 bool nccl_built() { return false; }
 std::string nccl_library_version() { return ""; }
 
-std::unique_ptr<Communicator> nccl_communicator(Communicator&, Device,
-                                                const CommunicatorOptions&) {
+std::unique_ptr<Communicator> nccl_communicator(Communicator&, Device, const CommunicatorOptions&) {
   throw Error("nccl_communicator", "build",
               "minigraph built with NCCL (a CUDA build, -DMINIGRAPH_NCCL=ON)",
               "a build without it");

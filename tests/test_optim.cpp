@@ -324,12 +324,12 @@ TEST(Optim, StepCountsLoadExactlyUpToInt64Max) {
   p.grads(0);
   adamw.step();
   StateDict dict;
-  const std::int64_t big = (std::int64_t{1} << 53) + 1, max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t big = (std::int64_t{1} << 53) + 1,
+                     max = std::numeric_limits<std::int64_t>::max();
   for (const auto& [name, t] : adamw.state_dict()) {
     const bool count = name == "step" || name.ends_with(".step");
-    dict.emplace_back(name, count ? Tensor::from_vector(std::vector<std::int64_t>{
-                                                            name == "step" ? max : big},
-                                                        {1})
+    dict.emplace_back(name, count ? Tensor::from_vector(
+                                        std::vector<std::int64_t>{name == "step" ? max : big}, {1})
                                   : t.clone());
   }
   adamw.load_state_dict(dict);

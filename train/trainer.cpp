@@ -157,15 +157,15 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
     p_->comm = comm;
     p_->rank = comm->rank();
     p_->ranks = comm->world_size();
-    MG_CHECK(config_.batch % p_->ranks == 0, "train", "batch",
-             fmt::format("a multiple of the {} ranks (each takes B / {} rows)", p_->ranks,
-                         p_->ranks),
-             "{}", config_.batch);
+    MG_CHECK(
+        config_.batch % p_->ranks == 0, "train", "batch",
+        fmt::format("a multiple of the {} ranks (each takes B / {} rows)", p_->ranks, p_->ranks),
+        "{}", config_.batch);
   }
   if (!tokenizer && p_->comm != nullptr) {
     // One tokenizer for all: rank 0 trains it, the others take its bytes.
-    const std::string bytes =
-        dist::broadcast_bytes(*p_->comm, p_->rank == 0 ? train_tokenizer(config_).serialized() : "");
+    const std::string bytes = dist::broadcast_bytes(
+        *p_->comm, p_->rank == 0 ? train_tokenizer(config_).serialized() : "");
     tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_serialized(bytes));
   }
   tokenizer_ =
@@ -183,7 +183,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
     NoGradGuard no_grad;
     for (const Tensor& p : model_->parameters()) p_->comm->broadcast(p, 0);
     p_->reducer = std::make_unique<dist::GradientReducer>(*p_->comm, model_->named_parameters(),
-                                                         config_.bucket_bytes);
+                                                          config_.bucket_bytes);
   }
   p_->started = std::chrono::steady_clock::now();
 }

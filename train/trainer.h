@@ -50,7 +50,7 @@ struct TrainConfig {
   std::int64_t eval_every = 100;  // validation loss every N steps and at the last; 0: never
   std::int64_t eval_batches = 4;  // validation windows: eval_batches × B
   std::int64_t chunk_bytes = std::int64_t{64} << 20;  // the fused head's memory budget
-  DType dtype = DType::f32;                            // the parameters' (f32 or f64)
+  DType dtype = DType::f32;                           // the parameters' (f32 or f64)
   // Data parallel: gradients are all-reduced in buckets of about this many bytes.
   std::int64_t bucket_bytes = std::int64_t{25} << 20;
 
@@ -103,7 +103,7 @@ class Trainer {
   // One optimizer step on the next batch. A gradient norm that is not finite throws mg::Error
   // before the update: the parameters and the step count stay as they were.
   StepMetrics step();
-  double validation_loss();                 // over the fixed held-out windows, no gradients
+  double validation_loss();  // over the fixed held-out windows, no gradients
   // Model, optimizer, tokenizer, data-order state; with a communicator, rank 0 writes and the
   // other ranks return at once.
   void save(const std::string& dir) const;

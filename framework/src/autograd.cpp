@@ -140,9 +140,7 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph,
   };
   // With a hook: the edges into each leaf that are still to run; a leaf is ready at zero.
   std::unordered_map<TensorImpl*, std::size_t> pending_edges;
-  auto is_leaf_edge = [](const Tensor& input) {
-    return !input.grad_fn() && input.requires_grad();
-  };
+  auto is_leaf_edge = [](const Tensor& input) { return !input.grad_fn() && input.requires_grad(); };
   if (on_leaf_grad_ready) {
     for (const Node* node : nodes) {
       for (const Tensor& input : node->inputs) {

@@ -39,8 +39,8 @@ TEST(Communicator, AllReduceSumsAndAveragesEveryDtypeOnEveryRank) {
   comm().all_reduce(i32);
   comm().all_reduce(i64);
   const double sum_r1 = n * (n + 1) / 2.0;  // sum over ranks of (r + 1)
-  EXPECT_EQ(f32.to_vector<float>(), (std::vector<float>{1.5f * static_cast<float>(sum_r1),
-                                                         -static_cast<float>(n)}));
+  EXPECT_EQ(f32.to_vector<float>(),
+            (std::vector<float>{1.5f * static_cast<float>(sum_r1), -static_cast<float>(n)}));
   EXPECT_DOUBLE_EQ(f64.to_vector<double>()[0], 0.25 * sum_r1 / n);
   EXPECT_DOUBLE_EQ(f64.to_vector<double>()[1], 1e300 / n);
   EXPECT_EQ(i32.to_vector<std::int32_t>(), (std::vector<std::int32_t>{n * (n - 1) / 2, n}));
@@ -81,8 +81,7 @@ TEST(Communicator, BadArgumentsAreErrorsBeforeAnyCollective) {
                                    fmt::format("broadcast: argument 'root': expected a rank in "
                                                "[0, {}), got {}",
                                                ranks(), ranks()));
-  testing::expect_error_containing([] { comm().broadcast(Tensor::zeros({2}), -1); },
-                                   "got -1");
+  testing::expect_error_containing([] { comm().broadcast(Tensor::zeros({2}), -1); }, "got -1");
   // The communicator still works: nothing was started by the refused calls.
   Tensor one = Tensor::ones({1}, DType::i64);
   comm().all_reduce(one);
@@ -96,7 +95,8 @@ TEST(Communicator, BytesAndTheSameIdentityOnEveryRank) {
   check_same_on_every_rank(comm(), "test", "a = 1\nb = [2, 3]\n");
   if (ranks() == 1) return;
   const Error e = testing::expect_error([] {
-    check_same_on_every_rank(comm(), "test", rank() == 1 ? "a = 1\nb = [3, 2]\n" : "a = 1\nb = [2, 3]\n");
+    check_same_on_every_rank(comm(), "test",
+                             rank() == 1 ? "a = 1\nb = [3, 2]\n" : "a = 1\nb = [2, 3]\n");
   });
   const std::string message = e.what();
   EXPECT_NE(message.find("test: argument 'ranks': expected the same model and run settings on "
@@ -159,8 +159,9 @@ TEST(GradientReducer, BucketsFollowTheReverseOrderAndTheByteBudget) {
                                    "once");
   auto ids = params;
   ids.emplace_back("ids", Tensor::zeros({2}, DType::i64));
-  testing::expect_error_containing([&] { GradientReducer(comm(), ids); },
-                                   "argument 'ids': expected a defined f32 or f64 parameter, got i64");
+  testing::expect_error_containing(
+      [&] { GradientReducer(comm(), ids); },
+      "argument 'ids': expected a defined f32 or f64 parameter, got i64");
 }
 
 TEST(GradientReducer, EveryRankEndsWithTheMeanOfTheRanksGradients) {
@@ -169,18 +170,22 @@ TEST(GradientReducer, EveryRankEndsWithTheMeanOfTheRanksGradients) {
     GradientReducer reducer(comm(), params, bucket_bytes);
     for (int step = 0; step < 2; ++step) {
       for (auto& [name, p] : params) p.zero_grad();
-      // loss = sum(a * (r + 1)) + sum(b * (r + step)); c takes no gradient on any rank.
+      // loss = sum(a * (r + 1)) + sum(b * (r + step)) [+ sum(c * 7) at step 0 only].
       const double r = rank();
       Tensor loss = add((params[0].second * (r + 1)).sum(), (params[1].second * (r + step)).sum());
+      if (step == 0) loss = add(loss, (params[2].second * 7.0).sum());
       backward(loss, Tensor(), false, reducer.hook());
       reducer.finish();
       const double n = ranks();
-      EXPECT_EQ(params[0].second.grad().to_vector<double>(),
-                std::vector<double>(12, (n + 1) / 2)) << bucket_bytes;
+      EXPECT_EQ(params[0].second.grad().to_vector<double>(), std::vector<double>(12, (n + 1) / 2))
+          << bucket_bytes;
       EXPECT_EQ(params[1].second.grad().to_vector<double>(),
-                std::vector<double>(5, (n - 1) / 2 + step)) << bucket_bytes;
-      // Unused everywhere: zeros, the same on every rank.
-      EXPECT_EQ(params[2].second.grad().to_vector<double>(), std::vector<double>(4, 0.0));
+                std::vector<double>(5, (n - 1) / 2 + step))
+          << bucket_bytes;
+      // At step 1 c takes no gradient on any rank: zeros, not step 0's values left in the bucket.
+      EXPECT_EQ(params[2].second.grad().to_vector<double>(),
+                std::vector<double>(4, step == 0 ? 7.0 : 0.0))
+          << bucket_bytes;
     }
   }
 }
@@ -262,11 +267,12 @@ TEST(DataParallel, NRanksWithBOverNRowsTrainAsOneProcessWithB) {
       train::StepMetrics single_last;
       while (!single.done()) single_last = single.step();
       const double diff = relative_difference(parallel, single);
-      std::printf("%s %s: %d ranks vs 1 process after 12 steps: max |dθ| / max |θ| = %.3g, "
-                  "loss %.10f vs %.10f, validation %.10f vs %.10f\n",
-                  std::string(dtype_name(k.dtype)).c_str(),
-                  k.optimizer == train::OptimizerKind::sgd ? "sgd" : "adamw", ranks(), diff,
-                  last.loss, single_last.loss, last.val_loss, single_last.val_loss);
+      std::printf(
+          "%s %s: %d ranks vs 1 process after 12 steps: max |dθ| / max |θ| = %.3g, "
+          "loss %.10f vs %.10f, validation %.10f vs %.10f\n",
+          std::string(dtype_name(k.dtype)).c_str(),
+          k.optimizer == train::OptimizerKind::sgd ? "sgd" : "adamw", ranks(), diff, last.loss,
+          single_last.loss, last.val_loss, single_last.val_loss);
       EXPECT_LE(diff, k.tolerance) << dtype_name(k.dtype);
       EXPECT_NEAR(last.loss, single_last.loss, k.tolerance * 10);
       EXPECT_NEAR(last.val_loss, single_last.val_loss, k.tolerance * 10);
@@ -348,7 +354,7 @@ std::unique_ptr<Communicator> nccl_on_gpu0() {
   static auto bootstrap = local_communicator();
   return nccl_communicator(*bootstrap, Device::cuda(0));
 }
-#define MG_NCCL_OR_SKIP(comm)                                                             \
+#define MG_NCCL_OR_SKIP(comm)                                                              \
   auto comm = nccl_on_gpu0();                                                              \
   if (!comm) {                                                                             \
     GTEST_SKIP() << (nccl_built() ? "no CUDA device visible: the NCCL tests run on a GPU " \

@@ -30,10 +30,10 @@ DistJob::DistJob(const std::string& mode, Device& device, double timeout_s) {
   const bool wanted = mode == "mpi" || (mode == "auto" && dist::in_mpi_job());
   if (!wanted) return;
   if (!dist::mpi_built()) {
-    throw CantWorkError(fmt::format(
-        "train --dist {}: expected a minigraph built with MPI (Debian: apt install "
-        "libopenmpi-dev, then build again), got one without it{}",
-        mode, dist::in_mpi_job() ? " while started by an MPI launcher" : ""));
+    throw CantWorkError(
+        fmt::format("train --dist {}: expected a minigraph built with MPI (Debian: apt install "
+                    "libopenmpi-dev, then build again), got one without it{}",
+                    mode, dist::in_mpi_job() ? " while started by an MPI launcher" : ""));
   }
   dist::CommunicatorOptions options;
   options.timeout_s = timeout_s;

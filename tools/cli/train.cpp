@@ -109,9 +109,10 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
     throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
   }
   if (c.batch % job.world() != 0) {
-    throw UsageError(fmt::format("train --batch: expected a multiple of the {} ranks (each takes "
-                                 "B / {} windows), got {}",
-                                 job.world(), job.world(), c.batch));
+    throw UsageError(
+        fmt::format("train --batch: expected a multiple of the {} ranks (each takes "
+                    "B / {} windows), got {}",
+                    job.world(), job.world(), c.batch));
   }
   c.optimizer = o.optimizer == "sgd" ? train::OptimizerKind::sgd : train::OptimizerKind::adamw;
   c.positions = parse_position_kind(o.positions);
