@@ -29,7 +29,9 @@ class Work {
 
 struct CommunicatorOptions {
   // Seconds a collective may wait for the other ranks before wait() throws; <= 0: forever.
-  double timeout_s = 300;
+  // Ranks legitimately wait for one another's work (rank 0 training the tokenizer, writing a
+  // checkpoint): the default is PyTorch's 10 minutes.
+  double timeout_s = 600;
 };
 
 class Communicator {

@@ -4,7 +4,8 @@
 #      process with the same batch reaches (to f32 reduction order); a second 2-rank run and a
 #      single process resume that checkpoint;
 #   2. a batch the ranks cannot share is one error line, exit 2;
-#   3. ranks with different models (MPMD: another --d-model on rank 1) fail at start, exit 3;
+#   3. ranks with different models (MPMD: another --d-model on rank 1) fail at start, exit 3,
+#      and a rank that raises alone (a missing file) ends the job, exit 3;
 #   4. a rank killed with SIGKILL ends the job within seconds, not a hang;
 #   5. a rank that stalls (SIGSTOP) ends the job after --dist-timeout with the timeout's error;
 #   6. SIGTERM to one rank stops every rank after the same step, checkpoint written, exit 4.
@@ -71,6 +72,20 @@ if [[ $rc -eq 3 ]] && grep -q "differ from rank 0" "$work/m.err"; then
   ok "d_model 16 and 24: exit 3, $(grep -m1 'differ' "$work/m.err" | cut -c1-160)"
 else
   fail "different models: exit $rc: $(cat "$work/m.err")"
+fi
+
+# ---- 3b. one rank raises alone (its tokenizer file is missing) while rank 0 waits for it ------
+"$mg" train "${small[@]}" --steps 1 --eval-every 0 --checkpoint "$work/tok" > /dev/null 2>&1
+start=$SECONDS
+"$mpiexec" "${flags[@]}" -np 1 "$mg" train "${small[@]}" --tokenizer "$work/tok/tokenizer.model" \
+  --steps 2 : -np 1 "$mg" train "${small[@]}" --tokenizer "$work/missing.model" --steps 2 \
+  > "$work/r.out" 2> "$work/r.err"
+rc=$?
+if [[ $rc -eq 3 && $((SECONDS - start)) -le 30 ]] &&
+  grep -q "^error: rank 1 of 2: Tokenizer::load: argument 'path'" "$work/r.err"; then
+  ok "rank 1 raised alone: the job ended in $((SECONDS - start)) s, exit 3: $(grep -m1 '^error' "$work/r.err" | cut -c1-120)"
+else
+  fail "rank 1 raising alone: exit $rc after $((SECONDS - start)) s: $(cat "$work/r.err")"
 fi
 
 # The pid of rank R of the job started by mpirun (its child with that rank in its environment).

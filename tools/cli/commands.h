@@ -50,7 +50,13 @@
 //                --checkpoint DIR (written at the end; checked writable first)
 //                --save-every N (needs --checkpoint)  --resume (needs --checkpoint)
 //                --log-every N (pipe only; 0: 20 lines)  --json (a JSON object per step)
+//                --dist auto|mpi|none (auto: data parallel when started by mpirun)
+//                --dist-timeout S (600: a rank waits this long for the others, then the job
+//                ends with an error)  --bucket-mib N (25: gradients all-reduced in buckets)
 //              ^C or SIGTERM: stops after the step in progress, writes the checkpoint, exit 4
+//              under mpirun: rank 0 prints and writes; --batch must be a multiple of the ranks
+//              (else exit 2 from rank 0 alone); a rank's error is "error: rank R of N: ..."
+//              and ends every rank (exit 3, MPI_Abort) (docs/distributed.md)
 //   similar    WORD... (each one token)  --k N (0..1000, 8)  --checkpoint DIR, or for a
 //              fresh model --corpus --vocab-size --d-model --seed  --json
 

@@ -27,7 +27,7 @@ struct TrainOptions {
   bool resume = false, json = false;
   int threads = 0;
   std::int64_t log_every = 0, save_every = 0, chunk_mib = 64, bucket_mib = 25;
-  double dist_timeout = 300;
+  double dist_timeout = 600;
 };
 
 volatile std::sig_atomic_t stop_signal = 0;
