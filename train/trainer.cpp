@@ -193,10 +193,17 @@ std::string Trainer::run_description() const {
   for (const auto& [key, value] : run_identity(config_, dataset().size())) {
     text += fmt::format("{} = {}\n", key, value);
   }
-  text += fmt::format("train.steps = {}\ntrain.lr = {}\ntrain.min_lr = {}\n", config_.steps,
-                      config_.lr, config_.min_lr);
-  text += fmt::format("tokenizer = {} pieces, {} bytes\n", tokenizer_->vocab_size(),
-                      tokenizer_->serialized().size());
+  // What else every rank must do alike: the collectives' sizes and the steps they happen at.
+  text += fmt::format("train.steps = {}\ntrain.eval_every = {}\ntrain.eval_batches = {}\n",
+                      config_.steps, config_.eval_every, config_.eval_batches);
+  text += fmt::format("train.bucket_bytes = {}\n", config_.bucket_bytes);
+  // FNV-1a of the tokenizer's bytes: the same pieces, not only as many.
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const char c : tokenizer_->serialized()) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  text += fmt::format("tokenizer = {} pieces, {} bytes, FNV-1a {:016x}\n",
+                      tokenizer_->vocab_size(), tokenizer_->serialized().size(), hash);
   for (const auto& [name, p] : model_->named_parameters()) {
     text += fmt::format("{} = {} {}\n", name, shape_str(p.shape()), dtype_name(p.dtype()));
   }

@@ -117,7 +117,7 @@ class Trainer {
 
  private:
   struct Private;
-  // What every rank must agree on: the settings, the tokenizer's size, the parameters.
+  // What every rank must agree on: the settings, the tokenizer, the parameters.
   std::string run_description() const;
   TrainConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;

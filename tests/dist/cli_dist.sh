@@ -88,10 +88,11 @@ else
   fail "rank 1 raising alone: exit $rc after $((SECONDS - start)) s: $(cat "$work/r.err")"
 fi
 
-# The pid of rank R of the job started by mpirun (its child with that rank in its environment).
+# The pid of rank R of the long run: a process whose command line names this script's folder
+# (never another job's, should two run at once) with that rank in its environment.
 rank_pid() {
   local pid
-  for pid in $(pgrep -f "$mg train"); do
+  for pid in $(pgrep -f -- "--checkpoint $work/"); do
     tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
       { echo "$pid"; return 0; }
   done
@@ -118,7 +119,7 @@ finish_long() {
 }
 
 # ---- 4. a rank that dies ---------------------------------------------------------------------
-if start_long; then
+if start_long --checkpoint "$work/killed"; then
   kill -9 "$(rank_pid 1)"
   finish_long
   if [[ $rc -ne 0 && $seconds -le 30 ]]; then
@@ -129,7 +130,7 @@ if start_long; then
 fi
 
 # ---- 5. a rank that stalls -------------------------------------------------------------------
-if start_long --dist-timeout 3; then
+if start_long --dist-timeout 3 --checkpoint "$work/stalled"; then
   kill -STOP "$(rank_pid 1)"
   finish_long
   if [[ $rc -eq 3 && $seconds -le 30 ]] &&

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <unistd.h>
+
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
 
@@ -284,8 +286,14 @@ TEST(DataParallel, NRanksWithBOverNRowsTrainAsOneProcessWithB) {
 TEST(DataParallel, ACheckpointResumesWithAnotherNumberOfRanks) {
   // Runs of 8 steps (the schedule's length) stopped after 4 and saved.
   const auto config = small_run(8, DType::f64, train::OptimizerKind::adamw);
-  const fs::path from_job = fs::temp_directory_path() / "minigraph-dist-from-job";
-  const fs::path from_one = fs::temp_directory_path() / "minigraph-dist-from-one";
+  // Folders named by rank 0's process id, the same on every rank: jobs running at the same
+  // time (ctest -j, a mutation run) must not share them.
+  const fs::path base = broadcast_bytes(
+      comm(), rank() == 0 ? (fs::temp_directory_path() /
+                             fmt::format("minigraph-dist-{}", ::getpid())).string()
+                          : "");
+  const fs::path from_job = base / "from-job";
+  const fs::path from_one = base / "from-one";
   auto local = local_communicator();
   std::unique_ptr<train::Trainer> straight;  // rank 0: one process, all 8 steps
   if (rank() == 0) {
@@ -316,8 +324,7 @@ TEST(DataParallel, ACheckpointResumesWithAnotherNumberOfRanks) {
   EXPECT_TRUE(identical_on_every_rank(*resumed));
   if (rank() == 0) {
     EXPECT_LE(relative_difference(*resumed, *straight), 1e-10);
-    fs::remove_all(from_job);
-    fs::remove_all(from_one);
+    fs::remove_all(base);
   }
   comm().barrier();
 }
@@ -342,6 +349,13 @@ TEST(DataParallel, BadConfigurationsAreErrorsOnEveryRank) {
               std::string::npos)
         << message;
   }
+  // Settings that shape the collectives, not the model: another bucket size would all-reduce
+  // buckets of other lengths.
+  auto buckets = small_run(2, DType::f32, train::OptimizerKind::adamw);
+  if (rank() == 1) buckets.bucket_bytes = 1 << 20;
+  testing::expect_error_containing(
+      [&] { train::Trainer t(buckets, tokenizer_copy(), &comm()); },
+      "got ranks 1 differ from rank 0");
   comm().barrier();
 }
 
