@@ -89,13 +89,29 @@ else
 fi
 
 # The pid of rank R of the long run: a process whose command line names this script's folder
-# (never another job's, should two run at once) with that rank in its environment.
+# (never another job's, should two run at once) with that rank in its environment. Looks for up
+# to 5 s (a loaded machine may still be starting the rank).
 rank_pid() {
-  local pid
-  for pid in $(pgrep -f -- "--checkpoint $work/"); do
-    tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
-      { echo "$pid"; return 0; }
+  local pid tries
+  for tries in $(seq 25); do
+    for pid in $(pgrep -f -- "--checkpoint $work/"); do
+      tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
+        { echo "$pid"; return 0; }
+    done
+    sleep 0.2
   done
+  return 1
+}
+# Sends signal SIG to rank R of the long run; where no such process is found the job is ended,
+# so that a case fails with what was running instead of waiting for ctest's timeout.
+signal_rank() {
+  local pid
+  if pid=$(rank_pid "$2"); then
+    kill "-$1" "$pid" && return 0
+  fi
+  fail "SIG$1 to rank $2: no such process among: $(pgrep -a -f -- "--checkpoint $work/")"
+  pkill -9 -f -- "--checkpoint $work/"
+  wait "$job"
   return 1
 }
 # Starts a long 2-rank run in the background and waits for its first logged step.
@@ -105,22 +121,32 @@ start_long() {
   job=$!
   local waited=0
   until grep -q '^step ' "$work/long.out" 2> /dev/null; do
+    kill -0 "$job" 2> /dev/null ||
+      { wait "$job"; fail "the long run ended before its first step: $(cat "$work/long.err")"; return 1; }
     sleep 0.2
     waited=$((waited + 1))
     [[ $waited -lt 600 ]] || { fail "the long run logged no step"; return 1; }
   done
 }
-# Waits for the background job; sets rc and seconds.
+# Waits up to 60 s for the background job (every case below must end it well within that);
+# sets rc (124 when it had to be killed) and seconds.
 finish_long() {
   local start=$SECONDS
-  wait "$job"
-  rc=$?
+  while kill -0 "$job" 2> /dev/null && [[ $((SECONDS - start)) -lt 60 ]]; do sleep 0.2; done
+  if kill -0 "$job" 2> /dev/null; then
+    echo "still running after 60 s: $(pgrep -a -f -- "--checkpoint $work/")"
+    pkill -9 -f -- "--checkpoint $work/"
+    wait "$job"
+    rc=124
+  else
+    wait "$job"
+    rc=$?
+  fi
   seconds=$((SECONDS - start))
 }
 
 # ---- 4. a rank that dies ---------------------------------------------------------------------
-if start_long --checkpoint "$work/killed"; then
-  kill -9 "$(rank_pid 1)"
+if start_long --checkpoint "$work/killed" && signal_rank KILL 1; then
   finish_long
   if [[ $rc -ne 0 && $seconds -le 30 ]]; then
     ok "rank 1 killed: the job ended in ${seconds} s, exit $rc: $(grep -m1 -i 'signal\|killed' "$work/long.err")"
@@ -130,8 +156,7 @@ if start_long --checkpoint "$work/killed"; then
 fi
 
 # ---- 5. a rank that stalls -------------------------------------------------------------------
-if start_long --dist-timeout 3 --checkpoint "$work/stalled"; then
-  kill -STOP "$(rank_pid 1)"
+if start_long --dist-timeout 3 --checkpoint "$work/stalled" && signal_rank STOP 1; then
   finish_long
   if [[ $rc -eq 3 && $seconds -le 30 ]] &&
     grep -q "^error: rank 0 of 2: .*within 3 s (the timeout), got no answer" "$work/long.err"; then
@@ -142,8 +167,7 @@ if start_long --dist-timeout 3 --checkpoint "$work/stalled"; then
 fi
 
 # ---- 6. SIGTERM to one rank ------------------------------------------------------------------
-if start_long --checkpoint "$work/stop"; then
-  kill -TERM "$(rank_pid 1)"
+if start_long --checkpoint "$work/stop" && signal_rank TERM 1; then
   finish_long
   step=$("$mg" inspect "$work/stop/model.safetensors" 2> /dev/null | awk '$1 == "step" { print $2 }')
   if [[ $rc -eq 4 && -n $step ]] && grep -q "stopped by a signal to another rank after step $step " "$work/long.err"; then
