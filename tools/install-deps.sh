@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ libeigen3-dev libfmt-dev libgtest-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libopenblas-dev libopenblas-openmp-dev graphviz
           pkgconf libsentencepiece-dev  # pkgconf: pkg-config (SentencePiece, minigraph.pc)
-          libopenmpi-dev openmpi-bin)   # data-parallel training: the MPI communicator, mpirun
+          libopenmpi-dev openmpi-bin    # data-parallel training: the MPI communicator, mpirun
+          clang libclang-rt-dev libomp-dev)  # the fuzz tests: libFuzzer, its sanitizers, OpenMP
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,37 +1,46 @@
-# ctest fuzz_<target>_60s (tests/fuzz/CMakeLists.txt): builds the clang fuzz build
-# (tests/fuzz/project) in BUILD_DIR (shared by the targets), then runs TARGET for SECONDS seconds on a copy of its
-# seed corpus (tests/fuzz/corpus/CORPUS), with DICT as its dictionary when given. Fails on any finding: libFuzzer's exit status (a crash, an uncaught
-# exception, a sanitizer report, a leak, a slow input, the RSS limit), a sanitizer's or the
-# target's own report in the output, or an input libFuzzer saved as an artifact. Run with
-#   SOURCE_DIR BUILD_DIR WORK_DIR GENERATOR MAKE_PROGRAM CLANGXX SECONDS TARGET CORPUS [DICT]
-# The build folder is kept between runs, so a rerun recompiles only what changed.
+# ctest fuzz_build and fuzz_<target>_smoke (tests/fuzz/CMakeLists.txt). STEP=build configures
+# and builds TARGETS (comma-separated) of the clang fuzz build (tests/fuzz/project) in BUILD_DIR; STEP=run
+# runs TARGET of that build for SECONDS seconds on a copy of its seed corpus
+# (tests/fuzz/corpus/CORPUS), with DICT as its dictionary when given. A run fails on any finding:
+# libFuzzer's exit status (a crash, an uncaught exception, a sanitizer report, a leak, a slow
+# input, the RSS limit), a sanitizer's or the target's own report in the output, or an input
+# libFuzzer saved as an artifact. Run with
+#   SOURCE_DIR BUILD_DIR GENERATOR MAKE_PROGRAM CLANGXX STEP, TARGETS for STEP=build and for STEP=run
+#   WORK_DIR SECONDS TARGET CORPUS [DICT]
+# The build folder is kept between runs, so a rebuild compiles only what changed.
 cmake_minimum_required(VERSION 3.24)  # policies of this script
 include(${CMAKE_CURRENT_LIST_DIR}/../consumer/common.cmake)  # mg_step, mg_fail
 
 set(build ${BUILD_DIR})
+if(STEP STREQUAL "build")
+  file(MAKE_DIRECTORY ${build})
+  set(WORK_DIR ${build})  # where mg_step runs
+  # A build folder configured with another compiler cannot be reconfigured: start it afresh.
+  if(EXISTS ${build}/CMakeCache.txt)
+    file(STRINGS ${build}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:[A-Z]+=")
+    string(REGEX REPLACE "^[^=]*=" "" cached "${cached}")
+    if(NOT cached STREQUAL CLANGXX)
+      file(REMOVE_RECURSE ${build})
+    endif()
+  endif()
+  set(configure -S ${SOURCE_DIR}/tests/fuzz/project -B ${build} -G ${GENERATOR}
+                -DCMAKE_CXX_COMPILER=${CLANGXX})
+  if(MAKE_PROGRAM)
+    list(APPEND configure -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+  endif()
+  mg_step("configure the fuzz build" COMMAND ${CMAKE_COMMAND} ${configure})
+  # Two jobs: what CI machines here have.
+  string(REPLACE "," ";" targets "${TARGETS}")
+  mg_step("build ${TARGETS}" COMMAND ${CMAKE_COMMAND} --build ${build} --target ${targets} --parallel 2)
+  return()
+elseif(NOT STEP STREQUAL "run")
+  mg_fail("STEP must be build or run, got '${STEP}'")
+endif()
+
 set(corpus ${WORK_DIR}/corpus)
 set(artifacts ${WORK_DIR}/artifacts)
 set(log ${WORK_DIR}/fuzz.log)
 file(MAKE_DIRECTORY ${WORK_DIR})
-
-# A build folder configured with another compiler cannot be reconfigured: start it afresh.
-if(EXISTS ${build}/CMakeCache.txt)
-  file(STRINGS ${build}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:[A-Z]+=")
-  string(REGEX REPLACE "^[^=]*=" "" cached "${cached}")
-  if(NOT cached STREQUAL CLANGXX)
-    file(REMOVE_RECURSE ${build})
-  endif()
-endif()
-set(configure -S ${SOURCE_DIR}/tests/fuzz/project -B ${build} -G ${GENERATOR}
-              -DCMAKE_CXX_COMPILER=${CLANGXX})
-if(MAKE_PROGRAM)
-  list(APPEND configure -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
-endif()
-mg_step("configure the fuzz build" COMMAND ${CMAKE_COMMAND} ${configure})
-# Two jobs: what CI machines here have; the target needs the framework floor only.
-mg_step("build ${TARGET}"
-        COMMAND ${CMAKE_COMMAND} --build ${build} --target ${TARGET} --parallel 2)
-
 file(REMOVE_RECURSE ${corpus} ${artifacts})
 file(MAKE_DIRECTORY ${artifacts})
 file(COPY ${SOURCE_DIR}/tests/fuzz/corpus/${CORPUS}/ DESTINATION ${corpus})

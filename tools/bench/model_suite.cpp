@@ -9,8 +9,6 @@ namespace mg::bench {
 
 namespace {
 
-constexpr double kMiB = 1 << 20;
-
 // Bytes the input layer must move: the gather (read + write n·D, the position rows once), and
 // its backward: the scatter-add (read n·D, write V·D), the batch sum of the position
 // gradient (read n·D, write T·D) and its placement in the table (T·D each way).
@@ -18,9 +16,6 @@ double input_layer_bytes(double n) {
   const double D = kWidth, V = kVocab, T = kContext;
   return (2 * n * D + T * D + 2 * n * D + V * D + 3 * T * D) * kFloatBytes;
 }
-
-// The three GEMMs of the head: logits = x W, dx = dlogits Wᵀ, dW = xᵀ dlogits.
-double head_flops(double n) { return 6 * n * kWidth * kVocab; }
 
 // The least memory a step holds at once: parameters and their gradients, the activations x
 // and logits, the gradient of the logits (a general loss needs it materialised) and that of x,

@@ -12,6 +12,11 @@ namespace mg::bench {
 
 inline constexpr std::int64_t kVocab = 8449, kWidth = 768, kContext = 1024;  // V, D, T
 inline constexpr double kFloatBytes = 4;
+inline constexpr double kMiB = 1 << 20;
+
+// The three GEMMs of the head for n = B*T positions: logits = x W, dx = dlogits Wᵀ,
+// dW = xᵀ dlogits.
+inline double head_flops(double n) { return 6 * n * kWidth * kVocab; }
 
 enum class Work { bytes, flops };
 

@@ -13,11 +13,6 @@ namespace mg::bench {
 
 namespace {
 
-constexpr double kMiB = 1 << 20;
-
-// The three GEMMs of the head (forward, dx, dW), as in model_suite.
-double head_flops(double n) { return 6 * n * kWidth * kVocab; }
-
 // A field of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 where it cannot be read.
 double status_bytes(const std::string& field) {
   std::ifstream status("/proc/self/status");

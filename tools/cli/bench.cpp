@@ -18,7 +18,7 @@ namespace mg::cli {
 
 namespace {
 
-constexpr std::int64_t kMaxThreads = 256, kMaxBatch = 1024, kMaxReps = 1000;
+constexpr std::int64_t kMaxThreads = 256, kMaxReps = 1000;
 
 // The bytes the suites hold at once for batch B, roughly (legend: n = B*T positions): the
 // model's tables and gradients, the raw GEMMs' own operands (n x V three times), the logits,

@@ -146,6 +146,7 @@ const char* build_commit();
 inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;    // 16,777,216
 inline constexpr std::int64_t kMaxWidth = std::int64_t{1} << 16;    // 65,536
 inline constexpr std::int64_t kMaxContext = std::int64_t{1} << 20;  // 1,048,576
+inline constexpr std::int64_t kMaxBatch = 1024;                     // demo and bench --batch
 
 // A whole number in [lo, hi]; fails with "expected a whole number in [lo, hi], got X", which
 // CLI11 prefixes with the option's name.

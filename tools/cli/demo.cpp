@@ -18,8 +18,6 @@ namespace mg::cli {
 
 namespace {
 
-constexpr std::int64_t kMaxBatch = 1024;
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -1,0 +1,51 @@
+# ctest test_groups_cover_<target>: the groups cmake/minigraph_list_test_groups.cmake wrote for a
+# GoogleTest binary run every one of its tests exactly once (a filter that missed a test would
+# drop its check silently; one that overlapped would run it twice).
+#   cmake -DEXE=... -DGROUPS_FILE=... -P this
+cmake_minimum_required(VERSION 3.24)
+
+# The full names of the tests a filter selects.
+function(list_tests out filter)
+  execute_process(COMMAND ${EXE} --gtest_list_tests --gtest_filter=${filter}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE listing TIMEOUT 60)
+  if(NOT rc STREQUAL "0")
+    message(FATAL_ERROR "${EXE} --gtest_list_tests --gtest_filter=${filter} failed (${rc})")
+  endif()
+  string(REPLACE "\n" ";" lines "${listing}")
+  set(names "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE " *#.*$" "" line "${line}")
+    if(line MATCHES "^([^ ].*\\.)$")
+      set(suite ${CMAKE_MATCH_1})
+    elseif(line MATCHES "^  ([^ ]+)$")
+      list(APPEND names "${suite}${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  set(${out} ${names} PARENT_SCOPE)
+endfunction()
+
+list_tests(all "*")
+file(STRINGS ${GROUPS_FILE} filters REGEX "--gtest_filter=")
+set(grouped "")
+set(count 0)
+foreach(line IN LISTS filters)
+  string(REGEX MATCH "--gtest_filter=([^]]+)" _ "${line}")
+  list_tests(names "${CMAKE_MATCH_1}")
+  list(APPEND grouped ${names})
+  math(EXPR count "${count} + 1")
+endforeach()
+list(LENGTH all n_all)
+list(LENGTH grouped n_grouped)
+set(missing ${all})
+if(grouped)
+  list(REMOVE_ITEM missing ${grouped})
+endif()
+set(unique ${grouped})
+list(REMOVE_DUPLICATES unique)
+list(LENGTH unique n_unique)
+if(missing OR NOT n_unique EQUAL n_grouped OR NOT n_grouped EQUAL n_all)
+  list(JOIN missing ", " missing)
+  message(FATAL_ERROR "${count} groups run ${n_grouped} tests (${n_unique} distinct) of the "
+                      "${n_all} that ${EXE} has; in no group: ${missing}")
+endif()
+message(STATUS "${count} groups run each of the ${n_all} tests of ${EXE} once")

@@ -1,0 +1,83 @@
+# Run after a GoogleTest binary is built (cmake/MinigraphTestGroups.cmake): lists its tests and
+# writes OUT, a ctest file with one test per group. A group in which no test ran (every one
+# skipped: the CUDA tests without a GPU) counts as skipped.
+#   cmake -DEXE=... -DOUT=... -DWORKING_DIR=... -DLABELS=a,b -DTIMEOUT=s -P this
+cmake_minimum_required(VERSION 3.24)
+
+execute_process(COMMAND ${EXE} --gtest_list_tests
+                RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_VARIABLE errors TIMEOUT 60)
+if(NOT rc STREQUAL "0")
+  message(FATAL_ERROR "${EXE} --gtest_list_tests failed (${rc}):\n${listing}${errors}")
+endif()
+
+# Suites in order of appearance, and each suite's test names (comments after '#' dropped).
+string(REPLACE ";" "\\;" listing "${listing}")
+string(REPLACE "\n" ";" lines "${listing}")
+set(suites "")
+foreach(line IN LISTS lines)
+  string(REGEX REPLACE " *#.*$" "" line "${line}")
+  if(line MATCHES "^([^ ].*)\\.$")
+    set(suite ${CMAKE_MATCH_1})
+    list(APPEND suites ${suite})
+    set(tests_${suite} "")
+  elseif(line MATCHES "^  ([^ ]+)$")
+    list(APPEND tests_${suite} ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+
+set(text "")
+function(add_group name filter)
+  string(REPLACE "," ";" labels "${LABELS}")
+  string(APPEND text
+         "add_test([==[${name}]==] [==[${EXE}]==] [==[--gtest_filter=${filter}]==] --gtest_brief=1)\n"
+         "set_tests_properties([==[${name}]==] PROPERTIES WORKING_DIRECTORY [==[${WORKING_DIR}]==]"
+         " TIMEOUT ${TIMEOUT} LABELS [==[${labels}]==]"
+         " SKIP_REGULAR_EXPRESSION [==[\\[  PASSED  \\] 0 tests]==])\n")
+  set(text "${text}" PARENT_SCOPE)
+endfunction()
+
+foreach(suite IN LISTS suites)
+  if(NOT suite STREQUAL "ops")
+    add_group(${suite} "${suite}.*")
+    continue()
+  endif()
+  # The harness: every op has the test <op>_complete. A test belongs to the longest op name it
+  # starts with, so position_embedding leaves position_embedding_backward's tests out.
+  set(ops "")
+  foreach(test IN LISTS tests_ops)
+    if(test MATCHES "^(.+)_complete$")
+      list(APPEND ops ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  set(claimed "")
+  foreach(op IN LISTS ops)
+    set(filter "ops.${op}_*")
+    set(longer "")
+    foreach(other IN LISTS ops)
+      string(FIND "${other}" "${op}_" at)
+      if(at EQUAL 0)
+        list(APPEND longer "ops.${other}_*")
+      endif()
+    endforeach()
+    if(longer)
+      list(JOIN longer ":" longer)
+      set(filter "${filter}-${longer}")
+    endif()
+    add_group(ops.${op} "${filter}")
+    foreach(test IN LISTS tests_ops)
+      string(FIND "${test}" "${op}_" at)
+      if(at EQUAL 0)
+        list(APPEND claimed ${test})
+      endif()
+    endforeach()
+  endforeach()
+  # A harness test no op claims would otherwise never run.
+  set(unclaimed ${tests_ops})
+  if(claimed)
+    list(REMOVE_ITEM unclaimed ${claimed})
+  endif()
+  foreach(test IN LISTS unclaimed)
+    add_group(ops.${test} "ops.${test}")
+  endforeach()
+endforeach()
+file(WRITE ${OUT} "${text}")
