@@ -342,9 +342,13 @@ FAILED_HEADER = "The following tests FAILED:"
 FAILED_LINE = re.compile(r"^\s*\d+\s+-\s+(.+?)\s+\(([^()]*)\)\s*$")
 
 
+GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\S+) \(")
+
+
 def failing_tests(log: Path, junit: Path) -> list[tuple[str, str]]:
     """[(test, reason)] from ctest's summary ("Failed", "Timeout", "SEGFAULT", "Not Run", ...),
-    else from its JUnit file."""
+    else from its JUnit file. A GoogleTest group (one ctest test per op or suite) is named with
+    the tests that failed in it, from its output in the JUnit file: "ops.add (ops.add_x_..)"."""
     text = log.read_text(errors="replace") if log.exists() else ""
     found = []
     if FAILED_HEADER in text:
@@ -353,14 +357,22 @@ def failing_tests(log: Path, junit: Path) -> list[tuple[str, str]]:
             if not m:
                 break
             found.append((m.group(1), m.group(2)))
-    if not found and junit.exists():
+    inside: dict[str, list[str]] = {}
+    if junit.exists():
         try:
             for case in ET.parse(junit).getroot().iter("testcase"):
-                if case.get("status") == "fail" or case.find("failure") is not None:
+                failed = case.get("status") == "fail" or case.find("failure") is not None
+                if not failed:
+                    continue
+                out = case.findtext("system-out") or ""
+                inside[case.get("name", "?")] = sorted(
+                    {m.group(1) for l in out.splitlines() if (m := GTEST_FAILED.match(l))})
+                if not found:
                     found.append((case.get("name", "?"), "Failed"))
         except ET.ParseError:
             pass
-    return found
+    return [(f"{name} ({', '.join(inside[name])})" if inside.get(name) else name, why)
+            for name, why in found]
 
 
 def test_times(junit: Path) -> dict[str, float]:
