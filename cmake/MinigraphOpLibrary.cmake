@@ -123,7 +123,11 @@ function(minigraph_add_op_harness target op_library)
   target_compile_definitions(${target} PRIVATE MINIGRAPH_OP_LIBRARY="${op_library}")
   target_link_libraries(${target} PRIVATE ${harness_target} ${op_library})
   _minigraph_op_library_warnings(${target})
-  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60)
+  if(COMMAND minigraph_gtest_groups)  # in minigraph's own tree: a process per op
+    minigraph_gtest_groups(${target} LABELS quick)
+  else()
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()
 
 function(minigraph_link_for_op_libraries target)
