@@ -7,7 +7,7 @@
 #
 #   minigraph_gtest_groups(TARGET [LABELS label...] [TIMEOUT seconds])
 #
-# After TARGET is built, cmake/minigraph_list_test_groups.cmake asks it for its tests
+# Once TARGET is built, cmake/minigraph_list_test_groups.cmake asks it for its tests
 # (--gtest_list_tests) and writes the groups as ctest tests, as gtest_discover_tests does for
 # single tests. Group names: `ops.<op>` for the harness's suite `ops` (an op's tests are those
 # named `<op>_...`, less those of a longer op name such as `position_embedding_backward`), the
@@ -21,13 +21,16 @@ function(minigraph_gtest_groups target)
   set(groups_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_groups.cmake)
   set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_groups_include.cmake)
   string(REPLACE ";" "," labels "${arg_LABELS}")
+  # An output of its own, so it is written again when the binary or the script changes.
+  set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/minigraph_list_test_groups.cmake)
   add_custom_command(
-    TARGET ${target} POST_BUILD
+    OUTPUT ${groups_file}
     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DOUT=${groups_file}
             -DWORKING_DIR=${CMAKE_CURRENT_BINARY_DIR} "-DLABELS=${labels}" -DTIMEOUT=${arg_TIMEOUT}
-            -P ${PROJECT_SOURCE_DIR}/cmake/minigraph_list_test_groups.cmake
-    BYPRODUCTS ${groups_file}
+            -P ${script}
+    DEPENDS ${target} ${script}
     VERBATIM)
+  add_custom_target(${target}_groups ALL DEPENDS ${groups_file})
   file(WRITE ${include_file}
        "if(EXISTS \"${groups_file}\")\n"
        "  include(\"${groups_file}\")\n"
@@ -38,6 +41,6 @@ function(minigraph_gtest_groups target)
   # Every test in exactly one group (cmake/minigraph_check_test_groups.cmake).
   add_test(NAME test_groups_cover_${target}
            COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DGROUPS_FILE=${groups_file}
-                   -P ${PROJECT_SOURCE_DIR}/cmake/minigraph_check_test_groups.cmake)
+                   -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/minigraph_check_test_groups.cmake)
   set_tests_properties(test_groups_cover_${target} PROPERTIES LABELS "${arg_LABELS}")
 endfunction()
