@@ -21,14 +21,15 @@ function(minigraph_gtest_groups target)
   set(groups_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_groups.cmake)
   set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_groups_include.cmake)
   string(REPLACE ";" "," labels "${arg_LABELS}")
-  # An output of its own, so it is written again when the binary or the script changes.
+  # An output of its own, so it is written again when the binary or the scripts change.
   set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/minigraph_list_test_groups.cmake)
+  set(listing ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/minigraph_gtest_list.cmake)
   add_custom_command(
     OUTPUT ${groups_file}
     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DOUT=${groups_file}
             -DWORKING_DIR=${CMAKE_CURRENT_BINARY_DIR} "-DLABELS=${labels}" -DTIMEOUT=${arg_TIMEOUT}
             -P ${script}
-    DEPENDS ${target} ${script}
+    DEPENDS ${target} ${script} ${listing}
     VERBATIM)
   add_custom_target(${target}_groups ALL DEPENDS ${groups_file})
   file(WRITE ${include_file}

@@ -4,25 +4,21 @@
 #   cmake -DEXE=... -DOUT=... -DWORKING_DIR=... -DLABELS=a,b -DTIMEOUT=s -P this
 cmake_minimum_required(VERSION 3.24)
 
-execute_process(COMMAND ${EXE} --gtest_list_tests
-                RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_VARIABLE errors TIMEOUT 60)
-if(NOT rc STREQUAL "0")
-  message(FATAL_ERROR "${EXE} --gtest_list_tests failed (${rc}):\n${listing}${errors}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/minigraph_gtest_list.cmake)  # gtest_list
 
-# Suites in order of appearance, and each suite's test names (comments after '#' dropped).
-string(REPLACE ";" "\\;" listing "${listing}")
-string(REPLACE "\n" ";" lines "${listing}")
+# Suites in order of appearance, and each suite's test names.
+gtest_list(names ${EXE} "*")
 set(suites "")
-foreach(line IN LISTS lines)
-  string(REGEX REPLACE " *#.*$" "" line "${line}")
-  if(line MATCHES "^([^ ].*)\\.$")
-    set(suite ${CMAKE_MATCH_1})
+foreach(name IN LISTS names)
+  string(FIND "${name}" "." dot)
+  string(SUBSTRING "${name}" 0 ${dot} suite)
+  math(EXPR dot "${dot} + 1")
+  string(SUBSTRING "${name}" ${dot} -1 test)
+  if(NOT suite IN_LIST suites)
     list(APPEND suites ${suite})
     set(tests_${suite} "")
-  elseif(line MATCHES "^  ([^ ]+)$")
-    list(APPEND tests_${suite} ${CMAKE_MATCH_1})
   endif()
+  list(APPEND tests_${suite} ${test})
 endforeach()
 
 set(text "")
