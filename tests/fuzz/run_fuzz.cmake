@@ -1,12 +1,12 @@
 # ctest fuzz_build and fuzz_<target>_smoke (tests/fuzz/CMakeLists.txt). STEP=build configures
-# and builds TARGETS (comma-separated) of the clang fuzz build (tests/fuzz/project) in BUILD_DIR; STEP=run
-# runs TARGET of that build for SECONDS seconds on a copy of its seed corpus
+# the clang fuzz build (tests/fuzz/project) in BUILD_DIR and builds TARGETS (comma-separated);
+# STEP=run runs TARGET of that build for SECONDS seconds on a copy of its seed corpus
 # (tests/fuzz/corpus/CORPUS), with DICT as its dictionary when given. A run fails on any finding:
 # libFuzzer's exit status (a crash, an uncaught exception, a sanitizer report, a leak, a slow
 # input, the RSS limit), a sanitizer's or the target's own report in the output, or an input
 # libFuzzer saved as an artifact. Run with
-#   SOURCE_DIR BUILD_DIR GENERATOR MAKE_PROGRAM CLANGXX STEP, TARGETS for STEP=build and for STEP=run
-#   WORK_DIR SECONDS TARGET CORPUS [DICT]
+#   SOURCE_DIR BUILD_DIR GENERATOR MAKE_PROGRAM CLANGXX STEP, and TARGETS (build) or
+#   WORK_DIR SECONDS TARGET CORPUS [DICT] (run)
 # The build folder is kept between runs, so a rebuild compiles only what changed.
 cmake_minimum_required(VERSION 3.24)  # policies of this script
 include(${CMAKE_CURRENT_LIST_DIR}/../consumer/common.cmake)  # mg_step, mg_fail
@@ -31,7 +31,8 @@ if(STEP STREQUAL "build")
   mg_step("configure the fuzz build" COMMAND ${CMAKE_COMMAND} ${configure})
   # Two jobs: what CI machines here have.
   string(REPLACE "," ";" targets "${TARGETS}")
-  mg_step("build ${TARGETS}" COMMAND ${CMAKE_COMMAND} --build ${build} --target ${targets} --parallel 2)
+  mg_step("build ${TARGETS}"
+          COMMAND ${CMAKE_COMMAND} --build ${build} --target ${targets} --parallel 2)
   return()
 elseif(NOT STEP STREQUAL "run")
   mg_fail("STEP must be build or run, got '${STEP}'")
