@@ -132,7 +132,7 @@ TEST(Train, ResumingWithAnotherConfigurationIsAClearError) {
   other.seed = 9;
   testing::expect_error_containing([&] { Trainer::resume(dir.string(), other); }, "train.seed");
   {  // a step that is not a number: the file's metadata edited
-    const std::string model = (dir / "model.safetensors").string();
+    const std::string model = (dir / "latest" / "model.safetensors").string();
     SafetensorsFile file = SafetensorsFile::open(model);
     auto metadata = file.metadata();
     metadata["step"] = "1x";
@@ -142,9 +142,14 @@ TEST(Train, ResumingWithAnotherConfigurationIsAClearError) {
     fs::rename(model + ".edited", model);
     testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(4)); },
                                      "expected a whole number >= 0, got '1x'");
+    metadata["step"] = "7";  // not the save's own step
+    save_safetensors(model + ".edited", tensors, metadata);
+    fs::rename(model + ".edited", model);
+    testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(4)); },
+                                     "expected the save's step 1 (checkpoint.step), got 7");
     fs::rename(model + ".good", model);
   }
-  fs::remove(dir / "optimizer.safetensors");
+  fs::remove(dir / "latest" / "optimizer.safetensors");
   testing::expect_error_containing([&] { Trainer::resume(dir.string(), small(4)); },
                                    "optimizer.safetensors");
   fs::remove_all(dir);

@@ -23,9 +23,9 @@ mkdir -p "$work/dir"
 tiny=(--vocab-size 256 --d-model 8 --context 8 --batch 2 --steps 2 --eval-every 0)
 "$mg" train "${tiny[@]}" --checkpoint "$work/ck" > /dev/null 2>&1 ||
   { echo "check-cli-inputs: the tiny training run that makes a checkpoint failed" >&2; exit 1; }
-cp -r "$work/ck" "$work/ck_no_optimizer" && rm "$work/ck_no_optimizer/optimizer.safetensors"
-cp -r "$work/ck" "$work/ck_bad_tokenizer" && cp "$work/random.bin" "$work/ck_bad_tokenizer/tokenizer.model"
-cp -r "$work/ck" "$work/ck_cut_model" && truncate -s 100 "$work/ck_cut_model/model.safetensors"
+cp -r "$work/ck" "$work/ck_no_optimizer" && rm "$work/ck_no_optimizer/latest/optimizer.safetensors"
+cp -r "$work/ck" "$work/ck_bad_tokenizer" && cp "$work/random.bin" "$work/ck_bad_tokenizer/latest/tokenizer.model"
+cp -r "$work/ck" "$work/ck_cut_model" && truncate -s 100 "$work/ck_cut_model/latest/model.safetensors"
 
 max=9223372036854775807
 cases=(
@@ -60,7 +60,7 @@ cases=(
   "3|inspect @W/huge_header.safetensors"
   "3|inspect @W/cut.safetensors"
   "3|demo --weights @W/random.bin"
-  "3|demo --weights @W/ck/model.safetensors"
+  "3|demo --weights @W/ck/latest/model.safetensors"
   "3|demo --save @W/dir"
   "3|--plugin @W/text.txt ops"
   "3|--plugin @W/random.bin ops"

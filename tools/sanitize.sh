@@ -4,8 +4,9 @@
 # the test it happens in. The CUDA backend is left out (its runtime and ASan do not mix), so is
 # MPI (OpenMPI's own allocations at exit read as leaks; the communicator is tested in the normal
 # suite, and its single-process path here), and so are the tests under `ulimit -v` (ASan's
-# shadow memory needs terabytes of address space) and the fuzz tests (they build their own
-# sanitized targets with clang). ctest runs this script too: sanitized_build, then
+# shadow memory needs terabytes of address space), the fuzz tests (they build their own
+# sanitized targets with clang) and the CLI's checkpoint_faults runs (a minute of training runs
+# killed on purpose; the same save code runs here in the Checkpoint tests). ctest runs this script too: sanitized_build, then
 # sanitized_suite.
 #   tools/sanitize.sh [--build-only | --test-only] [build-dir]      (default: build-sanitize)
 #
@@ -36,5 +37,5 @@ fi
 if ((test)); then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  ctest --test-dir "$build_dir" --output-on-failure -j2 -LE 'fuzz|ulimit|sanitize' --timeout 600
+  ctest --test-dir "$build_dir" --output-on-failure -j2 -LE 'fuzz|ulimit|checkpoint_faults|sanitize' --timeout 600
 fi

@@ -1,9 +1,9 @@
-// The training loop of ANDREA's input layer + untied head (see trainer.h), and its checkpoints:
-//   DIR/tokenizer.model       the SentencePiece model the ids come from
-//   DIR/optimizer.safetensors the optimizer's state ("step" in its metadata)
-//   DIR/model.safetensors     the parameters; metadata: the model config, the run's settings,
-//                             "step" and the token counts (written last: a complete checkpoint
-//                             has the same step in both files)
+// The training loop of ANDREA's input layer + untied head (see trainer.h), and what its
+// checkpoints hold (each save a folder of checkpoint.h's directory):
+//   tokenizer.model       the SentencePiece model the ids come from
+//   optimizer.safetensors the optimizer's state
+//   model.safetensors     the parameters; metadata: the model config, the run's settings,
+//                         "step" and the token counts
 // The data order is a pure function of (seed, step), so the step is all of its state.
 #include "trainer.h"
 
@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "checkpoint.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "minigraph/autograd.h"
@@ -295,34 +296,34 @@ double Trainer::validation_loss() {
 
 void Trainer::save(const std::string& dir) const {
   if (p_->rank != 0) return;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  MG_CHECK(!ec, "train", "checkpoint", "a directory that can be made", "'{}': {}", dir,
-           ec.message());
-  tokenizer_->save((fs::path(dir) / "tokenizer.model").string());
-  const std::map<std::string, std::string> step{{"step", std::to_string(step_)}};
-  save_safetensors((fs::path(dir) / "optimizer.safetensors").string(), p_->optimizer->state_dict(),
-                   step);
+  CheckpointDir held(dir);
+  save(held);
+}
+
+void Trainer::save(CheckpointDir& dir) const {
+  if (p_->rank != 0) return;
+  CheckpointSave save(dir, step_);
+  save.write_tokenizer("tokenizer.model", *tokenizer_);
+  save.write_safetensors("optimizer.safetensors", p_->optimizer->state_dict(), {});
   auto metadata = andrea::config_metadata(model_->config());
   metadata.merge(run_identity(config_, dataset().size()));
   metadata["step"] = std::to_string(step_);
   metadata["train.steps"] = std::to_string(config_.steps);
-  model_->save((fs::path(dir) / "model.safetensors").string(), metadata);
+  save.write_safetensors("model.safetensors", model_->state_dict(), metadata);
+  save.commit();
 }
 
 std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config,
                                          dist::Communicator* comm) {
-  const std::string model_path = (fs::path(dir) / "model.safetensors").string();
-  const std::string optimizer_path = (fs::path(dir) / "optimizer.safetensors").string();
-  SafetensorsFile model_file = SafetensorsFile::open(model_path);
-  const auto& meta = model_file.metadata();
-  auto tokenizer =
-      std::make_unique<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
+  CheckpointFiles files = read_checkpoint(dir, /*with_optimizer=*/true, "train --resume");
+  const std::string model_path = files.model.source();
+  const auto& meta = files.model.metadata();
   // A run continued for more steps keeps the warmup it started with (steps / 20 of the
   // original run when it was left to the default).
   TrainConfig resumed = config;
   if (resumed.warmup < 0) resumed.warmup = metadata_count(meta, "train.warmup", model_path);
-  std::unique_ptr<Trainer> t(new Trainer(resumed, std::move(tokenizer), comm));
+  std::unique_ptr<Trainer> t(
+      new Trainer(resumed, std::make_unique<Tokenizer>(std::move(files.tokenizer)), comm));
   // Everything that shapes the run must be what the checkpoint was made with.
   for (const auto& [key, value] : run_identity(t->config_, t->dataset().size())) {
     auto found = meta.find(key);
@@ -332,17 +333,13 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConf
         "{} from this command line", value);
   }
   const std::int64_t step = metadata_count(meta, "step", model_path);
-  SafetensorsFile optimizer_file = SafetensorsFile::open(optimizer_path);
-  const std::int64_t optimizer_step =
-      metadata_count(optimizer_file.metadata(), "step", optimizer_path);
-  MG_CHECK(optimizer_step == step, "train --resume", "checkpoint",
-           fmt::format("the model's step {} in the optimizer's file too", step),
-           "step {} in '{}' (a checkpoint cut short while it was written)", optimizer_step,
-           optimizer_path);
+  MG_CHECK(step == files.id.step, "train --resume", "step",
+           fmt::format("the save's step {} (checkpoint.step)", files.id.step), "{} in '{}'", step,
+           model_path);
   MG_CHECK(step <= t->config_.steps, "train --resume", "steps",
            fmt::format("at least the checkpoint's {} steps", step), "{}", t->config_.steps);
-  t->model_->load_state_dict(model_file.tensors(), /*strict=*/true);
-  t->p_->optimizer->load_state_dict(optimizer_file.tensors());
+  t->model_->load_state_dict(files.model.tensors(), /*strict=*/true);
+  t->p_->optimizer->load_state_dict(files.optimizer->tensors());
   t->step_ = step;
   t->p_->first_step = step;
   return t;
@@ -353,19 +350,15 @@ std::int64_t Trainer::peak_memory_bytes() const {
 }
 
 Snapshot load_snapshot(const std::string& dir) {
-  const std::string model_path = (fs::path(dir) / "model.safetensors").string();
-  SafetensorsFile file = SafetensorsFile::open(model_path);
+  CheckpointFiles files = read_checkpoint(dir, /*with_optimizer=*/false, "similar");
   Snapshot snap;
-  snap.tokenizer =
-      std::make_shared<Tokenizer>(Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
-  snap.token_table = file.tensor("input.tok_emb.weight").to(DType::f32);
-  snap.step = file.metadata().contains("step")
-                  ? metadata_count(file.metadata(), "step", model_path, "similar")
-                  : 0;
+  snap.tokenizer = std::make_shared<Tokenizer>(std::move(files.tokenizer));
+  snap.token_table = files.model.tensor("input.tok_emb.weight").to(DType::f32);
+  snap.step = files.id.step;
   MG_CHECK(snap.token_table.dim() == 2 && snap.token_table.size(0) == snap.tokenizer->vocab_size(),
            "similar", "checkpoint",
            fmt::format("a token table of the tokenizer's {} rows", snap.tokenizer->vocab_size()),
-           "{} in '{}'", shape_str(snap.token_table.shape()), model_path);
+           "{} in '{}'", shape_str(snap.token_table.shape()), files.model.source());
   return snap;
 }
 

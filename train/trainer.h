@@ -22,6 +22,7 @@ namespace mg::train {
 
 class Tokenizer;
 class TokenDataset;
+class CheckpointDir;
 class BatchSampler;
 
 enum class OptimizerKind { adamw, sgd };
@@ -88,7 +89,8 @@ class Trainer {
   // rank when B is not a multiple of N or the ranks differ.
   Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer,
           dist::Communicator* comm = nullptr);
-  // A run continued from a checkpoint directory written by save(): the model, the optimizer's
+  // A run continued from a checkpoint directory written by save() (or one save's folder in
+  // it), its files checked to be one save's: the model, the optimizer's
   // state, the tokenizer and the step; `config` must agree with the checkpoint on everything
   // that shapes the run (sizes, positions, optimizer, seed, corpus size), and may change
   // `steps` (to run longer) and the evaluation settings. With `comm`, every rank reads the
@@ -104,9 +106,12 @@ class Trainer {
   // before the update: the parameters and the step count stay as they were.
   StepMetrics step();
   double validation_loss();  // over the fixed held-out windows, no gradients
-  // Model, optimizer, tokenizer, data-order state; with a communicator, rank 0 writes and the
-  // other ranks return at once.
+  // Model, optimizer, tokenizer, data-order state, as one atomic save into a checkpoint
+  // directory (checkpoint.h): into `dir` while holding its lock for the save, or into a
+  // directory held for the run. With a communicator, rank 0 writes and the other ranks return
+  // at once.
   void save(const std::string& dir) const;
+  void save(CheckpointDir& dir) const;
 
   const TrainConfig& config() const { return config_; }
   std::int64_t steps_done() const { return step_; }
@@ -133,7 +138,7 @@ struct Snapshot {
   Tensor token_table;  // input.tok_emb.weight [V, D]
   std::int64_t step = 0;
 };
-// From a checkpoint directory written by Trainer::save.
+// From a checkpoint directory written by Trainer::save (or one save's folder in it).
 Snapshot load_snapshot(const std::string& dir);
 // Before training: a tokenizer trained on config.corpus and the table a new run starts from.
 Snapshot untrained_snapshot(const TrainConfig& config);

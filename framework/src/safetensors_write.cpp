@@ -6,19 +6,13 @@
 // every tensor starts at a multiple of its own element size, and a reader maps every one of
 // them without a copy; the header lists the names sorted (a JSON object with sorted keys).
 //
-// The file is written as `path.tmp-<pid>-<n>` and renamed over `path`: a failure leaves no
-// file (and the old one, if any, untouched), and a reader that maps the old file keeps it.
-#include <fcntl.h>
-#include <unistd.h>
-
+// The file is written through AtomicFile: a failure leaves no file (and the old one, if any,
+// untouched), and a reader that maps the old file keeps it.
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "minigraph/atomic_file.h"
 #include "minigraph/error.h"
 #include "minigraph/safetensors.h"
 #include "minigraph/version.h"
@@ -27,48 +21,7 @@
 namespace mg {
 
 namespace {
-
 constexpr const char* kOp = "save_safetensors";
-
-// Writes all of `bytes` to `fd`, retrying short writes.
-void write_all(int fd, const void* bytes, std::size_t size, const std::string& tmp) {
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    MG_CHECK(n > 0, kOp, "path", "a file that can be written", "'{}': {}", tmp,
-             n < 0 ? std::strerror(errno) : "no progress");
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
-// Removes the temporary file unless told the rename happened.
-class TemporaryFile {
- public:
-  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!kept_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-  void close() {
-    const int fd = fd_;
-    fd_ = -1;
-    MG_CHECK(::close(fd) == 0, kOp, "path", "a file that can be written", "'{}': {}", path_,
-             std::strerror(errno));
-  }
-  void keep() { kept_ = true; }
-
- private:
-  std::string path_;
-  int fd_;
-  bool kept_ = false;
-};
-
 }  // namespace
 
 void save_safetensors(const std::string& path, const StateDict& tensors,
@@ -118,32 +71,20 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   MG_CHECK(text.size() <= safetensors_detail::kMaxHeaderBytes, kOp, "metadata",
            "a header of at most 100000000 bytes (what readers accept)", "{} bytes", text.size());
 
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp_path = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
-  const int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  MG_CHECK(fd >= 0, kOp, "path", "a file that can be created", "'{}' (writing '{}' first): {}",
-           path, tmp_path, std::strerror(errno));
-  TemporaryFile tmp(tmp_path, fd);
-
+  AtomicFile file(kOp, path);
   unsigned char length[8];
   std::uint64_t n = text.size();
   for (auto& byte : length) {
     byte = static_cast<unsigned char>(n & 0xFF);
     n >>= 8;
   }
-  write_all(tmp.fd(), length, sizeof length, tmp.path());
-  write_all(tmp.fd(), text.data(), text.size(), tmp.path());
+  file.write(length, sizeof length);
+  file.write(text.data(), text.size());
   for (const auto* item : order) {
     const Tensor host = item->second.to(Device::cpu());  // the same tensor when on the CPU
-    write_all(tmp.fd(), host.raw_data(), host.nbytes(), tmp.path());
+    file.write(host.raw_data(), host.nbytes());
   }
-  // fsync before the rename: otherwise a crash can leave the new name on an empty file.
-  MG_CHECK(::fsync(tmp.fd()) == 0, kOp, "path", "a file that can be written", "'{}': {}",
-           tmp.path(), std::strerror(errno));
-  tmp.close();
-  MG_CHECK(std::rename(tmp.path().c_str(), path.c_str()) == 0, kOp, "path",
-           "a path the file can be renamed to", "'{}': {}", path, std::strerror(errno));
-  tmp.keep();
+  file.commit();
 }
 
 }  // namespace mg

@@ -4,6 +4,7 @@
 // (tokenizer, dataset, batches, the trainer, embedding similarity).
 #pragma once
 
+#include "minigraph/atomic_file.h"
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
 #include "minigraph/cpu.h"
@@ -27,6 +28,7 @@
 #include "minigraph/plugin.h"
 #include "minigraph/tensor.h"
 #include "minigraph/threads.h"
+#include "minigraph/train/checkpoint.h"
 #include "minigraph/train/data/dataset.h"
 #include "minigraph/train/data/tokenizer.h"
 #include "minigraph/train/similarity.h"

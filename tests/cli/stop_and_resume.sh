@@ -16,7 +16,7 @@ done
 kill -INT $pid
 wait $pid
 rc=$?
-step=$("$mg" inspect "$dir/model.safetensors" | awk '$1 == "step" { print $2 }')
+step=$("$mg" inspect "$dir/latest/model.safetensors" | awk '$1 == "step" { print $2 }')
 echo "checkpoint at step $step"
 "$mg" train "$@" --steps $((step + 2)) --warmup 0 --checkpoint "$dir" --resume || exit 1
 exit $rc

@@ -35,7 +35,7 @@ rc=$?
 [[ $(grep -c '^done: 20 steps' "$work/run.out") -eq 1 ]] || fail "expected one 'done:' line"
 [[ $(grep -c '^data parallel: mpi, 2 ranks' "$work/run.out") -eq 1 ]] ||
   fail "expected one 'data parallel' line: $(cat "$work/run.out")"
-[[ -f $work/ck/model.safetensors ]] || fail "no checkpoint written"
+[[ -f $work/ck/latest/model.safetensors ]] || fail "no checkpoint written"
 mpirun2 "$mg" train "${small[@]}" --steps 20 --json > "$work/two.json" 2> /dev/null
 "$mg" train "${small[@]}" --steps 20 --json > "$work/one.json" 2> /dev/null
 two=$(last_loss "$work/two.json") one=$(last_loss "$work/one.json")
@@ -77,7 +77,7 @@ fi
 # ---- 3b. one rank raises alone (its tokenizer file is missing) while rank 0 waits for it ------
 "$mg" train "${small[@]}" --steps 1 --eval-every 0 --checkpoint "$work/tok" > /dev/null 2>&1
 start=$SECONDS
-"$mpiexec" "${flags[@]}" -np 1 "$mg" train "${small[@]}" --tokenizer "$work/tok/tokenizer.model" \
+"$mpiexec" "${flags[@]}" -np 1 "$mg" train "${small[@]}" --tokenizer "$work/tok/latest/tokenizer.model" \
   --steps 2 : -np 1 "$mg" train "${small[@]}" --tokenizer "$work/missing.model" --steps 2 \
   > "$work/r.out" 2> "$work/r.err"
 rc=$?
@@ -169,7 +169,7 @@ fi
 # ---- 6. SIGTERM to one rank ------------------------------------------------------------------
 if start_long --checkpoint "$work/stop" && signal_rank TERM 1; then
   finish_long
-  step=$("$mg" inspect "$work/stop/model.safetensors" 2> /dev/null | awk '$1 == "step" { print $2 }')
+  step=$("$mg" inspect "$work/stop/latest/model.safetensors" 2> /dev/null | awk '$1 == "step" { print $2 }')
   if [[ $rc -eq 4 && -n $step ]] && grep -q "stopped by a signal to another rank after step $step " "$work/long.err"; then
     ok "SIGTERM to rank 1: every rank stopped after step $step, checkpoint written, exit 4"
   else

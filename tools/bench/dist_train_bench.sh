@@ -16,7 +16,7 @@ mpirun2=(mpirun -np 2 --mca btl self,vader,tcp --mca btl_tcp_if_include lo
 
 # One tokenizer for every run (training it is not what is measured).
 "$mg" train --steps 1 --eval-every 0 --checkpoint "$work/tok" > /dev/null
-tok=$work/tok/tokenizer.model
+tok=$work/tok/latest/tokenizer.model
 
 # Median seconds per step over steps [skip, steps] of a --json run's elapsed_s.
 step_time() {

@@ -177,9 +177,6 @@ void finish_file(std::FILE* file, const std::string& what, const std::string& pa
 // Checks that `path` can be written later (bench --json): creates it if missing, then removes
 // it again, leaving an existing file as it was.
 void check_writable(const std::string& what, const std::string& path);
-// Checks that a directory can be made (or written into) at `path` before a long run: makes
-// it, writes and removes a probe file; CantWorkError naming the path and the reason.
-void check_writable_dir(const std::string& what, const std::string& path);
 
 // ---- training ----------------------------------------------------------------------------
 // The shipped corpus, data/corpus.txt: in the source tree the binary was built from, else

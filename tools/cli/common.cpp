@@ -146,19 +146,6 @@ void check_writable(const std::string& what, const std::string& path) {
   if (!existed) std::remove(path.c_str());
 }
 
-void check_writable_dir(const std::string& what, const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  const std::string probe = (std::filesystem::path(path) / ".minigraph-probe").string();
-  std::FILE* file = ec ? nullptr : std::fopen(probe.c_str(), "w");
-  if (file == nullptr) {
-    throw CantWorkError(fmt::format("{}: cannot write into '{}': {}", what, path,
-                                    ec ? ec.message() : std::strerror(errno)));
-  }
-  std::fclose(file);
-  std::remove(probe.c_str());
-}
-
 std::string default_corpus_path() {
   const std::filesystem::path in_tree =
       std::filesystem::path(MINIGRAPH_SOURCE_DIR) / "data" / "corpus.txt";

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -121,8 +122,9 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
   if (o.threads > 0) set_num_threads(o.threads);
   c.validate();
   const bool leader = job.rank() == 0;
-  if (leader && !o.checkpoint.empty() && !o.resume)
-    check_writable_dir("train --checkpoint", o.checkpoint);
+  // Held for the whole run: a second run on the same directory is refused here, at once.
+  std::optional<train::CheckpointDir> checkpoint_dir;
+  if (leader && !o.checkpoint.empty()) checkpoint_dir.emplace(o.checkpoint);
 
   Progress progress(!o.json && leader);
   progress.show(
@@ -175,11 +177,12 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
       throw Error("train", "loss", "a finite loss",
                   fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
     }
-    if (o.save_every > 0 && last.step % o.save_every == 0 && !t.done()) t.save(o.checkpoint);
+    if (checkpoint_dir && o.save_every > 0 && last.step % o.save_every == 0 && !t.done())
+      t.save(*checkpoint_dir);
     stopping = job.any(stop.signal() != 0);
   }
   progress.clear();
-  if (!o.checkpoint.empty()) t.save(o.checkpoint);
+  if (checkpoint_dir) t.save(*checkpoint_dir);
   if (stopping) {
     if (leader) {
       fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",

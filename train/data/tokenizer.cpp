@@ -13,6 +13,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "minigraph/atomic_file.h"
 #include "minigraph/error.h"
 
 namespace mg::train {
@@ -158,12 +159,9 @@ Tokenizer Tokenizer::from_serialized(std::string_view bytes) {
 const std::string& Tokenizer::serialized() const { return impl_->serialized; }
 
 void Tokenizer::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  MG_CHECK(out.good(), "Tokenizer::save", "path", "a writable file", "{}: {}", path,
-           std::strerror(errno));
-  out.write(impl_->serialized.data(), static_cast<std::streamsize>(impl_->serialized.size()));
-  out.close();
-  MG_CHECK(!out.fail(), "Tokenizer::save", "path", "a writable file", "{}: write failed", path);
+  AtomicFile file("Tokenizer::save", path);
+  file.write(impl_->serialized.data(), impl_->serialized.size());
+  file.commit();
 }
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {

@@ -49,7 +49,8 @@ class Tokenizer {
 
   // The model's bytes: what a `.model` file holds; from_serialized() takes them back.
   const std::string& serialized() const;
-  // Writes serialized() to `path`; mg::Error naming the file when it cannot.
+  // Writes serialized() to `path` whole or not at all (AtomicFile); mg::Error naming the file
+  // and the reason when it cannot.
   void save(const std::string& path) const;
 
   std::vector<std::int32_t> encode(std::string_view text) const;
