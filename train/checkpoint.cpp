@@ -232,8 +232,11 @@ CheckpointDir::CheckpointDir(std::string dir) : path_(std::move(dir)) {
     ::close(lock_fd_);
     std::string pid = n > 0 ? std::string(holder, static_cast<std::size_t>(n)) : "";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    MG_CHECK(error != EWOULDBLOCK, kOp, "dir", "a checkpoint directory no other run writes",
-             "'{}' held by pid {} (lock '{}')", path_, pid.empty() ? "unknown" : pid, lock);
+    if (error == EWOULDBLOCK) {
+      throw Error(kOp, "dir", "a checkpoint directory no other run writes",
+                  fmt::format("'{}' held by pid {} (lock '{}')", path_,
+                              pid.empty() ? "unknown" : pid, lock));
+    }
     throw Error(kOp, "dir", "a directory whose lock can be taken",
                 fmt::format("'{}': {}", lock, std::strerror(error)));
   }
@@ -261,36 +264,23 @@ std::optional<SaveId> CheckpointDir::latest() const { return latest_save(path_, 
 // link not yet renamed. Other files in the directory are the user's and stay.
 void CheckpointDir::remove_leftovers() const {
   const std::optional<SaveId> kept = latest();
+  std::vector<fs::path> leftovers;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(path_, ec)) {
     const std::string name = entry.path().filename().string();
     const std::optional<SaveId> save = parse_folder_name(name);
     const bool partial = save.has_value() && save != kept;
-    if (partial || name.starts_with("latest.tmp-")) {
-      std::error_code removed;
-      fs::remove_all(entry.path(), removed);
-      MG_CHECK(!removed, kOp, "dir", "a directory whose interrupted saves can be removed",
-               "'{}': {}", entry.path().string(), removed.message());
-    }
+    if (partial || name.starts_with("latest.tmp-")) leftovers.push_back(entry.path());
   }
   MG_CHECK(!ec, kOp, "dir", "a directory that can be listed", "'{}': {}", path_, ec.message());
+  for (const fs::path& path : leftovers) {
+    fs::remove_all(path, ec);
+    MG_CHECK(!ec, kOp, "dir", "a directory whose interrupted saves can be removed", "'{}': {}",
+             path.string(), ec.message());
+  }
 }
 
 // ---- one save ------------------------------------------------------------------------------
-
-CheckpointSave::CheckpointSave(CheckpointDir& dir, std::int64_t step) : dir_(dir) {
-  kill_point("start");
-  id_ = {step, random_id()};
-  folder_ = (fs::path(dir.path()) / folder_name(id_)).string();
-  MG_CHECK(::mkdir(folder_.c_str(), 0755) == 0, kOp, "dir", "a directory that can be written",
-           "{} while making '{}'", std::strerror(errno), folder_);
-}
-
-CheckpointSave::~CheckpointSave() {
-  if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(folder_, ec);  // best effort: the next CheckpointDir removes what stays
-}
 
 namespace {
 
@@ -303,6 +293,23 @@ Error undone(const Error& e, const CheckpointDir& dir, std::int64_t step) {
 }
 
 }  // namespace
+
+CheckpointSave::CheckpointSave(CheckpointDir& dir, std::int64_t step) : dir_(dir) {
+  kill_point("start");
+  id_ = {step, random_id()};
+  folder_ = (fs::path(dir.path()) / folder_name(id_)).string();
+  if (::mkdir(folder_.c_str(), 0755) != 0) {
+    const Error e(kOp, "dir", "a directory that can be written",
+                  fmt::format("{} while making '{}'", std::strerror(errno), folder_));
+    throw undone(e, dir_, step);
+  }
+}
+
+CheckpointSave::~CheckpointSave() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(folder_, ec);  // best effort: the next CheckpointDir removes what stays
+}
 
 std::string CheckpointSave::file(const std::string& name) const {
   return (fs::path(folder_) / name).string();

@@ -11,6 +11,7 @@
 #                                                        that save after every step
 #   checkpoint_faults.sh MINIGRAPH WORK file_too_large   a save cut by ulimit -f (EFBIG)
 #   checkpoint_faults.sh MINIGRAPH WORK disk_full        a save into a full tmpfs (ENOSPC)
+#   checkpoint_faults.sh MINIGRAPH WORK read_only        a run on a read-only directory
 #   checkpoint_faults.sh MINIGRAPH WORK two_writers      a second run on a held directory
 #   checkpoint_faults.sh MINIGRAPH WORK mixed            a hand-made mix of two saves' files
 set -u
@@ -148,6 +149,27 @@ case $mode in
       rm -rf "$work/ck" && cp -a "$dir" "$work/ck"
       umount "$work/full" && trap - EXIT
     fi
+    resume_matches "$work/ck"
+    ;;
+  read_only)
+    train --steps 4 --checkpoint "$work/ck" > /dev/null || fail "the first run failed"
+    mkdir "$work/ro"
+    if ! mount -t tmpfs -o size=64m tmpfs "$work/ro" 2> /dev/null; then
+      echo "cannot mount a tmpfs here (needs root and mount rights): skipped"
+      exit 77
+    fi
+    trap 'umount "$work/ro"' EXIT
+    cp -a "$work/ck" "$work/ro/ck" && mount -o remount,ro "$work/ro" || fail "cannot remount read-only"
+    train --steps 12 --save-every 2 --checkpoint "$work/ro/ck" --resume > /dev/null 2> "$work/ro.err"
+    rc=$?
+    expected="^error: checkpoint: argument 'dir': expected a directory that can be made and written, got '$work/ro/ck': Read-only file system$"
+    [[ $rc -eq 3 ]] && grep -Eq "$expected" "$work/ro.err" ||
+      fail "expected exit 3 and '$expected', got exit $rc: $(cat "$work/ro.err")"
+    echo "a run on a read-only checkpoint directory: exit 3 at once, $(cat "$work/ro.err")"
+    "$mg" similar the --checkpoint "$work/ro/ck" > /dev/null || fail "the read-only checkpoint cannot be read"
+    only_latest "$work/ro/ck"
+    rm -rf "$work/ck" && cp -a "$work/ro/ck" "$work/ck"
+    umount "$work/ro" && trap - EXIT
     resume_matches "$work/ck"
     ;;
   two_writers)

@@ -2,7 +2,12 @@
 // head + loss (linear_cross_entropy), backward, clipping and an AdamW update; its time and the
 // memory it takes beyond the parameters and the optimizer's state. And the head's loss alone,
 // fused against unfused (matmul + cross_entropy, whose [n, V] logits and their gradient are
-// materialised), in memory and time. Legend: n = B*T positions, D width, V vocabulary.
+// materialised), in memory and time. And one checkpoint save of the parameters and the AdamW
+// state (train/checkpoint.h: fsyncs and the rename included). Legend: n = B*T positions, D
+// width, V vocabulary.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -50,11 +55,51 @@ Record memory_record(const std::string& name, int batch, const Growth& growth,
   return r;
 }
 
+// A save as a run's --checkpoint makes it, without the tokenizer's file (about 0.3 MB): the
+// parameters (tok_emb, pos_emb, head: 55 MB in f32) and AdamW's two moments (110 MB), into a
+// directory under TMPDIR, every file, the folder and the directory fsync'd.
+void run_checkpoint_save(andrea::Andrea& model, const Tensor& ids, const Tensor& targets,
+                         const SuiteOptions& options) {
+  optim::AdamW optimizer(model.named_parameters(), optim::AdamWOptions{});
+  linear_cross_entropy(model.input.forward(ids), model.head.weight(), targets).backward();
+  optimizer.step();  // the moments exist from here on
+  optimizer.zero_grad();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("minigraph-bench-checkpoint-{}", ::getpid());
+  double bytes = 0;
+  {
+    train::CheckpointDir held(dir.string());
+    const StateDict moments = optimizer.state_dict(), parameters = model.state_dict();
+    for (const auto* dict : {&moments, &parameters}) {
+      for (const auto& [name, t] : *dict) bytes += static_cast<double>(t.nbytes());
+    }
+    std::int64_t step = 0;
+    Timing t = time_reps(
+        [&] {
+          train::CheckpointSave save(held, ++step);
+          save.write_safetensors("optimizer.safetensors", moments, {});
+          save.write_safetensors("model.safetensors", parameters, {});
+          save.commit();
+        },
+        options.reps, 1);
+    Record r{.name = "checkpoint_save", .threads = num_threads()};
+    r.median_ms = t.median_ms;
+    r.min_ms = t.min_ms;
+    r.max_ms = t.max_ms;
+    r.achieved = bytes / (t.median_ms * 1e3);  // MB/s
+    r.unit = "MB/s";
+    r.note = fmt::format("parameters + AdamW state, {:.0f} MB, fsync'd, in {}", bytes / 1e6,
+                         dir.parent_path().string());
+    options.emit(r);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options) {
   auto wanted = options.wanted;
-  if (!wanted("train_step") && !wanted("head_loss")) return;
+  if (!wanted("train_step") && !wanted("head_loss") && !wanted("checkpoint_save")) return;
   const double n = static_cast<double>(batch) * kContext;
   andrea::Andrea model;
   Tensor ids = random_ids(batch), targets = random_ids(batch, 21);
@@ -76,6 +121,7 @@ void run_train_suite(int batch, const Limits& limits, const SuiteOptions& option
     options.emit(memory_record("train_step.peak_memory", batch, growth,
                                "a step (parameters and AdamW state exist)"));
   }
+  if (wanted("checkpoint_save")) run_checkpoint_save(model, ids, targets, options);
   if (wanted("head_loss")) {
     Tensor x = random_tensor({batch, kContext, kWidth}, true, 15);
     const Tensor& w = model.head.weight();

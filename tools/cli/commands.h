@@ -98,7 +98,8 @@ enum ExitCode : int {
   kExitCantWork = 3,  // the work could not be done: a minigraph error (mg::Error), not enough
                       // memory (refused up front, or an allocation failed), a file that cannot
                       // be written, a plugin that cannot be loaded, Graphviz missing for --svg,
-                      // a weights file that is missing, invalid or does not fit the model
+                      // a weights file that is missing, invalid or does not fit the model, a
+                      // checkpoint directory another run holds, a checkpoint of mixed saves
   kExitStopped = 4,   // train stopped by SIGINT (^C) or SIGTERM after a whole step, its
                       // checkpoint (if any) written
 };
@@ -106,7 +107,8 @@ enum ExitCode : int {
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 a check found a mismatch; 2 the command line is wrong (unknown command "
     "or option, bad value); 3 the work could not be done (minigraph error, too little memory, "
-    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable); "
+    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable, "
+    "checkpoint directory held by another run); "
     "4 train stopped by ^C or SIGTERM after a whole step (checkpoint written).";
 // --help and --version exit 0. No command line ends in a signal or an uncaught exception
 // (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C
