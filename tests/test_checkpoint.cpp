@@ -12,6 +12,7 @@
 
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
+#include "train_support.h"
 
 namespace mg::train {
 namespace {
@@ -19,8 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::expect_error;
 using testing::expect_error_containing;
+using test_support::kCorpus;
 
-const std::string kCorpus = std::string(MINIGRAPH_SOURCE_DIR) + "/data/corpus.txt";
 
 TrainConfig tiny(std::int64_t steps) {
   TrainConfig c;
@@ -34,25 +35,12 @@ TrainConfig tiny(std::int64_t steps) {
   return c;
 }
 
-const Tokenizer& shared_tokenizer() {
-  static const Tokenizer tokenizer = Tokenizer::train(kCorpus, 256);
-  return tokenizer;
-}
-
 std::unique_ptr<Trainer> trainer(std::int64_t steps_done, std::int64_t steps = 8) {
-  auto t = std::make_unique<Trainer>(
-      tiny(steps), std::make_unique<Tokenizer>(
-                       Tokenizer::from_serialized(shared_tokenizer().serialized())));
+  auto t = std::make_unique<Trainer>(tiny(steps), test_support::corpus_tokenizer(256));
   for (std::int64_t i = 0; i < steps_done; ++i) t->step();
   return t;
 }
 
-fs::path scratch(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / fmt::format("minigraph-checkpoint-{}-{}", name, ::getpid());
-  fs::remove_all(dir);
-  return dir;
-}
 
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> names;
@@ -68,7 +56,7 @@ std::string save_folder(const SaveId& id) {
 }
 
 TEST(Checkpoint, ASaveIsOneFolderThatLatestNamesEachFileCarryingTheSaveId) {
-  const fs::path dir = scratch("layout");
+  const fs::path dir = test_support::scratch("checkpoint-layout");
   trainer(3)->save(dir.string());
   const CheckpointFiles files = read_checkpoint(dir.string(), true, "test");
   EXPECT_EQ(files.id.step, 3);
@@ -89,7 +77,7 @@ TEST(Checkpoint, ASaveIsOneFolderThatLatestNamesEachFileCarryingTheSaveId) {
 }
 
 TEST(Checkpoint, ASecondSaveReplacesTheFirstAndRemovesItsFolder) {
-  const fs::path dir = scratch("second");
+  const fs::path dir = test_support::scratch("checkpoint-second");
   auto t = trainer(2);
   CheckpointDir held(dir.string());
   t->save(held);
@@ -110,7 +98,8 @@ TEST(Checkpoint, ASecondSaveReplacesTheFirstAndRemovesItsFolder) {
 }
 
 TEST(Checkpoint, TheTaggedTokenizerLoadsAndEncodesAsTheUntagged) {
-  const std::string& bytes = shared_tokenizer().serialized();
+  const auto untagged = test_support::corpus_tokenizer(256);
+  const std::string& bytes = untagged->serialized();
   EXPECT_EQ(tokenizer_tag(bytes), std::nullopt);
   const SaveId a{12, 0x0123456789abcdefull}, b{999999999999, 0xfedcba9876543210ull};
   const std::string tagged = tag_tokenizer(bytes, a);
@@ -121,12 +110,12 @@ TEST(Checkpoint, TheTaggedTokenizerLoadsAndEncodesAsTheUntagged) {
   EXPECT_EQ(retagged.size(), tag_tokenizer(bytes, b).size());
   const Tokenizer loaded = Tokenizer::from_serialized(retagged);
   const std::string text = "The cat sat next to the dog on Tuesday.";
-  EXPECT_EQ(loaded.encode(text), shared_tokenizer().encode(text));
-  EXPECT_EQ(loaded.vocab_size(), shared_tokenizer().vocab_size());
+  EXPECT_EQ(loaded.encode(text), untagged->encode(text));
+  EXPECT_EQ(loaded.vocab_size(), untagged->vocab_size());
 }
 
 TEST(Checkpoint, WhatAnInterruptedSaveLeftIsRemovedAndNothingElse) {
-  const fs::path dir = scratch("leftovers");
+  const fs::path dir = test_support::scratch("checkpoint-leftovers");
   trainer(1)->save(dir.string());
   const std::string kept = fs::read_symlink(dir / "latest").string();
   fs::create_directories(dir / "step-000000000009-0123456789abcdef");
@@ -145,7 +134,7 @@ TEST(Checkpoint, WhatAnInterruptedSaveLeftIsRemovedAndNothingElse) {
 }
 
 TEST(Checkpoint, ASecondWriterIsRefusedNamingTheLockAndTheHolder) {
-  const fs::path dir = scratch("lock");
+  const fs::path dir = test_support::scratch("checkpoint-lock");
   {
     CheckpointDir held(dir.string());
     const Error e = expect_error([&] { CheckpointDir second(dir.string()); });
@@ -161,7 +150,7 @@ TEST(Checkpoint, ASecondWriterIsRefusedNamingTheLockAndTheHolder) {
 }
 
 TEST(Checkpoint, FilesOfTwoSavesAreRefusedNamingBothIds) {
-  const fs::path a = scratch("mix-a"), b = scratch("mix-b"), mix = scratch("mix");
+  const fs::path a = test_support::scratch("checkpoint-mix-a"), b = test_support::scratch("checkpoint-mix-b"), mix = test_support::scratch("checkpoint-mix");
   trainer(2)->save(a.string());
   trainer(2)->save(b.string());
   const SaveId id_a = read_checkpoint(a.string(), true, "test").id;
@@ -187,7 +176,7 @@ TEST(Checkpoint, FilesOfTwoSavesAreRefusedNamingBothIds) {
 }
 
 TEST(Checkpoint, AFailedSaveLeavesThePreviousCheckpointAndSaysSo) {
-  const fs::path dir = scratch("failed");
+  const fs::path dir = test_support::scratch("checkpoint-failed");
   auto t = trainer(2);
   CheckpointDir held(dir.string());
   t->save(held);
@@ -218,7 +207,7 @@ TEST(Checkpoint, AFailedSaveLeavesThePreviousCheckpointAndSaysSo) {
 }
 
 TEST(Checkpoint, ALatestThatNamesNoSaveFolderIsAClearError) {
-  const fs::path dir = scratch("bad-latest");
+  const fs::path dir = test_support::scratch("checkpoint-bad-latest");
   fs::create_directories(dir);
   fs::create_symlink("/etc", dir / "latest");
   expect_error_containing([&] { CheckpointDir held(dir.string()); },

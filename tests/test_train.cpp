@@ -10,13 +10,14 @@
 
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
+#include "train_support.h"
 
 namespace mg::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kCorpus = std::string(MINIGRAPH_SOURCE_DIR) + "/data/corpus.txt";
+using test_support::kCorpus;
+using test_support::scratch;
 
 // A small configuration that trains in seconds on 2 cores.
 TrainConfig small(std::int64_t steps) {
@@ -34,14 +35,7 @@ TrainConfig small(std::int64_t steps) {
   return c;
 }
 
-// One tokenizer for the whole binary: training it is the slow part of a small run.
-const Tokenizer& shared_tokenizer() {
-  static const Tokenizer tokenizer = Tokenizer::train(kCorpus, 512);
-  return tokenizer;
-}
-std::unique_ptr<Tokenizer> tokenizer_copy() {
-  return std::make_unique<Tokenizer>(Tokenizer::from_serialized(shared_tokenizer().serialized()));
-}
+std::unique_ptr<Tokenizer> tokenizer_copy() { return test_support::corpus_tokenizer(512); }
 
 std::vector<double> run_losses(Trainer& t) {
   std::vector<double> losses;
@@ -61,11 +55,6 @@ bool same_bits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw_data(), b.raw_data(), static_cast<std::size_t>(a.nbytes())) == 0;
 }
 
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("minigraph-train-{}-{}", name, ::getpid());
-  fs::remove_all(dir);
-  return dir;
-}
 
 TEST(Train, SameSeedGivesTheSameLossesBitForBitAndTheLossFalls) {
   Trainer a(small(30), tokenizer_copy()), b(small(30), tokenizer_copy());

@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 "$mg" train --vocab-size 256 --d-model 8 --context 8 --batch 2 --steps 1 --eval-every 0 \
   --checkpoint "$work/ck" > /dev/null
 rm -rf "$out" && mkdir -p "$out"
-{ printf '\x00'; head -c 200 "$work/ck/tokenizer.model"; } > "$out/model_cut"
+{ printf '\x00'; head -c 200 "$work/ck/latest/tokenizer.model"; } > "$out/model_cut"
 printf '\x00' > "$out/model_empty"
 printf '\x01the cat sleeps on the sofa on Tuesday morning.' > "$out/text_ascii"
 printf '\x01Ünïcödé wörds, 数字 and 🙂' > "$out/text_unicode"
