@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -29,25 +30,16 @@ constexpr const char* kLatest = "latest";
 
 std::string hex_id(std::uint64_t id) { return fmt::format("{:016x}", id); }
 
-bool parse_step(std::string_view text, std::int64_t& step) {
-  step = 0;
-  if (text.empty() || text.size() > 18) return false;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return false;
-    step = step * 10 + (c - '0');
-  }
-  return true;
+// The whole of `text` as a number in `base` (a step in decimal, an id in 16 hex digits).
+template <typename T>
+bool parse_whole(std::string_view text, T& value, int base = 10) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  return !text.empty() && text.front() != '-' && ec == std::errc() &&
+         end == text.data() + text.size();
 }
-
+bool parse_step(std::string_view text, std::int64_t& step) { return parse_whole(text, step); }
 bool parse_id(std::string_view text, std::uint64_t& id) {
-  id = 0;
-  if (text.size() != 16) return false;
-  for (const char c : text) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return false;
-    id = id << 4 | static_cast<std::uint64_t>(digit);
-  }
-  return true;
+  return text.size() == 16 && parse_whole(text, id, 16);
 }
 
 // "step-000000000010-1f2e3d4c5b6a7988": the step zero-padded so that names sort by step.
