@@ -12,7 +12,8 @@
 #   minigraph/optim/...            optimizer.h, sgd.h, adamw.h, clip.h, schedule.h
 #   minigraph/dist/...             communicator.h, mpi_communicator.h, nccl_communicator.h,
 #                                  gradient_reducer.h
-#   minigraph/train/...            data/tokenizer.h, data/dataset.h, checkpoint.h, trainer.h,
+#   minigraph/train/...            data/tokenizer.h, data/dataset.h, data/corpus.h, checkpoint.h,
+#                                  trainer.h,
 #                                  similarity.h
 #   minigraph/testing/op_harness.h the op harness (when tests are built)
 include(CMakePackageConfigHelpers)

@@ -18,10 +18,9 @@ namespace mg::train {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::kCorpus;
 using testing::expect_error;
 using testing::expect_error_containing;
-using test_support::kCorpus;
-
 
 TrainConfig tiny(std::int64_t steps) {
   TrainConfig c;
@@ -40,7 +39,6 @@ std::unique_ptr<Trainer> trainer(std::int64_t steps_done, std::int64_t steps = 8
   for (std::int64_t i = 0; i < steps_done; ++i) t->step();
   return t;
 }
-
 
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> names;
@@ -63,9 +61,9 @@ TEST(Checkpoint, ASaveIsOneFolderThatLatestNamesEachFileCarryingTheSaveId) {
   EXPECT_NE(files.id.id, 0u);
   EXPECT_EQ(listing(dir), (std::vector<std::string>{"latest", "lock", save_folder(files.id)}));
   EXPECT_EQ(fs::read_symlink(dir / "latest").string(), save_folder(files.id));
-  EXPECT_EQ(listing(dir / "latest"),
-            (std::vector<std::string>{"model.safetensors", "optimizer.safetensors",
-                                      "tokenizer.model"}));
+  EXPECT_EQ(
+      listing(dir / "latest"),
+      (std::vector<std::string>{"model.safetensors", "optimizer.safetensors", "tokenizer.model"}));
   EXPECT_EQ(files.model.metadata().at("checkpoint.step"), "3");
   EXPECT_EQ(files.model.metadata().at("checkpoint.id"), fmt::format("{:016x}", files.id.id));
   EXPECT_EQ(files.optimizer->metadata().at("checkpoint.id"), fmt::format("{:016x}", files.id.id));
@@ -149,8 +147,36 @@ TEST(Checkpoint, ASecondWriterIsRefusedNamingTheLockAndTheHolder) {
   fs::remove_all(dir);
 }
 
+TEST(Checkpoint, ADirectoryNoSaveCameIntoIsLeftAsItWasFound) {
+  const fs::path dir = test_support::scratch("checkpoint-unused");
+  {
+    CheckpointDir held(dir.string());
+    EXPECT_EQ(listing(dir), std::vector<std::string>{"lock"});
+  }
+  EXPECT_FALSE(fs::exists(dir));  // made for a run that saved nothing: gone again
+  fs::create_directories(dir);
+  { CheckpointDir held(dir.string()); }
+  EXPECT_TRUE(fs::is_directory(dir));  // the user's own directory stays, without the lock
+  EXPECT_TRUE(listing(dir).empty());
+  {
+    CheckpointDir held(dir.string());
+    std::ofstream(dir / "notes.txt") << "mine";
+  }
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"notes.txt"});
+  fs::remove_all(dir);
+  {
+    CheckpointDir held(dir.string());
+    trainer(1)->save(held);
+  }
+  EXPECT_EQ(listing(dir).size(), 3u);  // latest, lock, the save's folder
+  EXPECT_TRUE(fs::exists(dir / "lock"));
+  fs::remove_all(dir);
+}
+
 TEST(Checkpoint, FilesOfTwoSavesAreRefusedNamingBothIds) {
-  const fs::path a = test_support::scratch("checkpoint-mix-a"), b = test_support::scratch("checkpoint-mix-b"), mix = test_support::scratch("checkpoint-mix");
+  const fs::path a = test_support::scratch("checkpoint-mix-a"),
+                 b = test_support::scratch("checkpoint-mix-b"),
+                 mix = test_support::scratch("checkpoint-mix");
   trainer(2)->save(a.string());
   trainer(2)->save(b.string());
   const SaveId id_a = read_checkpoint(a.string(), true, "test").id;
@@ -192,9 +218,9 @@ TEST(Checkpoint, AFailedSaveLeavesThePreviousCheckpointAndSaysSo) {
   const Error e = expect_error([&] { t->save(held); });
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, previous_handler);
-  EXPECT_EQ(e.actual().rfind("File too large while writing '" + dir.string() + "/step-000000000003-",
-                             0),
-            0u)
+  EXPECT_EQ(
+      e.actual().rfind("File too large while writing '" + dir.string() + "/step-000000000003-", 0),
+      0u)
       << e.what();
   EXPECT_NE(e.actual().find(fmt::format("; the save of step 3 is undone, '{}' still holds {}",
                                         dir.string(), kept.text())),
@@ -210,9 +236,10 @@ TEST(Checkpoint, ALatestThatNamesNoSaveFolderIsAClearError) {
   const fs::path dir = test_support::scratch("checkpoint-bad-latest");
   fs::create_directories(dir);
   fs::create_symlink("/etc", dir / "latest");
-  expect_error_containing([&] { CheckpointDir held(dir.string()); },
-                          "expected a 'latest' link to one of the directory's step-* folders, got '" +
-                              (dir / "latest").string() + "' -> '/etc'");
+  expect_error_containing(
+      [&] { CheckpointDir held(dir.string()); },
+      "expected a 'latest' link to one of the directory's step-* folders, got '" +
+          (dir / "latest").string() + "' -> '/etc'");
   expect_error_containing([&] { read_checkpoint(dir.string(), false, "similar"); },
                           "similar: argument 'checkpoint'");
   EXPECT_EQ(listing(dir), (std::vector<std::string>{"latest", "lock"}));  // nothing removed

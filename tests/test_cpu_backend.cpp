@@ -87,6 +87,35 @@ TEST(Threads, DefaultFollowsOmpNumThreadsAndSaysWhichSettingWon) {
   EXPECT_EQ(num_threads_origin(), "set_num_threads(2)");
 }
 
+// No exception may leave an OpenMP region (std::terminate): a part that throws has its
+// exception thrown again on the calling thread, after every other part has run.
+TEST(Threads, AnExceptionInAPartReachesTheCallerAfterEveryPartRan) {
+  set_num_threads(2);
+  std::vector<int> ran(4, 0);
+  try {
+    parallel_for(4, [&](int part) {
+      ran[static_cast<std::size_t>(part)] = 1;
+      if (part == 2) throw Error("kernel", "part", "no failure", "part 2 failed");
+    });
+    ADD_FAILURE() << "the exception of part 2 was lost";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.actual(), "part 2 failed");
+  }
+  EXPECT_EQ(ran, (std::vector<int>{1, 1, 1, 1}));
+}
+
+// A thread count whose stacks the memory cannot hold is refused, naming the most that fits
+// (libgomp would end the process when it cannot start a thread).
+TEST(Threads, ACountWhoseStacksDoNotFitIsRefused) {
+  const cpu::AvailableMemory available = cpu::available_memory();
+  if (!available.known) GTEST_SKIP() << "no bound on memory can be read here";
+  const Error e = testing::expect_error([] { set_num_threads(1 << 30); });
+  EXPECT_EQ(e.op(), "set_num_threads");
+  EXPECT_NE(e.expected().find("of address space for its stack and heap"), std::string::npos)
+      << e.what();
+  EXPECT_EQ(num_threads() >= 1, true);
+}
+
 // A BLAS that picks kernels by CPU model falls back to generic SSE code on CPUs newer than
 // itself; minigraph picks OpenBLAS's kernels by the CPU's features. With AVX2 or AVX-512
 // present, no kernel family from before them may run, unless the user asked for it:

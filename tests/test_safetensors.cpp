@@ -22,33 +22,19 @@
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
 #include "minigraph/safetensors.h"
+#include "scratch_dir.h"
 
 namespace mg {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_error;
+using testing::ScratchDir;
 using Bytes = std::vector<std::byte>;
 constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int32_t kI32Min = std::numeric_limits<std::int32_t>::min();
 constexpr std::int32_t kI32Max = std::numeric_limits<std::int32_t>::max();
-
-// A fresh folder under the test's temporary directory, removed with everything in it.
-struct ScratchDir {
-  ScratchDir() {
-    std::string tmpl = (fs::path(::testing::TempDir()) / "mg-safetensors-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
-    return names;
-  }
-  fs::path path;
-};
 
 // A file's bytes: the 8-byte little-endian `length` (the header's size unless given), the header
 // text and `data`.
@@ -546,7 +532,7 @@ TEST(Safetensors, OpenNamesThePathOfAFileItCannotRead) {
   EXPECT_NE(e.actual().find("No such file"), std::string::npos) << e.what();
   e = expect_error([&] { SafetensorsFile::open(dir.path.string()); });
   EXPECT_EQ(e.expected(), "a regular file");
-  EXPECT_EQ(e.actual(), "a directory");
+  EXPECT_EQ(e.actual(), fmt::format("'{}': a directory", dir.path.string()));
   const std::string empty = dir.file("empty.safetensors");
   std::ofstream(empty).close();
   e = expect_error([&] { SafetensorsFile::open(empty); });

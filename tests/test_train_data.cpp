@@ -3,6 +3,7 @@
 // The corpus tokenizer is trained once per process (about 4 s); the other tests train on a
 // slice of the corpus or use made-up ids.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "expect_error.h"
+#include "minigraph/train/data/corpus.h"
 #include "minigraph/train/data/dataset.h"
 #include "minigraph/train/data/tokenizer.h"
 
@@ -69,6 +71,54 @@ std::vector<std::int64_t> values(const mg::Tensor& t) {
     out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(t.at_flat(i));
   }
   return out;
+}
+
+// Bytes of invalid UTF-8 and NUL bytes, each maximal invalid part counted as its bytes.
+std::int64_t not_text(std::string_view bytes) {
+  mg::train::NotTextCounter counter;
+  counter.add(bytes);
+  return counter.count();
+}
+
+TEST(TrainDataCorpus, CountsTheBytesThatAreNotText) {
+  EXPECT_EQ(not_text("plain text\n"), 0);
+  EXPECT_EQ(not_text("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"),
+            0);                                    // é € 😀 U+10FFFF
+  EXPECT_EQ(not_text(std::string("a\0b", 3)), 1);  // NUL
+  EXPECT_EQ(not_text("\xff"), 1);                  // never in UTF-8
+  EXPECT_EQ(not_text("\x80"
+                     "abc"),
+            1);                                // a continuation without a lead
+  EXPECT_EQ(not_text("\xc0\xaf"), 2);          // overlong '/': C0, then a stray
+  EXPECT_EQ(not_text("\xe0\x80\xaf"), 3);      // overlong three-byte form
+  EXPECT_EQ(not_text("\xed\xa0\x80"), 3);      // a surrogate (U+D800)
+  EXPECT_EQ(not_text("\xf4\x90\x80\x80"), 4);  // past U+10FFFF
+  EXPECT_EQ(not_text("\xe2\x82x"), 2);         // cut short, then text
+  EXPECT_EQ(not_text("\xe2\x82"), 2);          // cut short at the end
+  EXPECT_EQ(not_text("\xf0\x9f\x98"), 3);
+}
+
+TEST(TrainDataCorpus, ASequenceSplitBetweenPiecesCountsAsWhole) {
+  const std::string text = "\xe2\x82\xac caf\xc3\xa9 \xff \xf0\x9f\x98\x80 \xe2\x82";
+  mg::train::NotTextCounter bytewise;
+  for (const char c : text) bytewise.add(std::string_view(&c, 1));
+  EXPECT_EQ(bytewise.count(), not_text(text));
+  EXPECT_EQ(bytewise.count(), 3);  // \xff and the cut € at the end
+}
+
+TEST(TrainDataCorpus, InspectReadsTheFileAndRefusesWhatIsNotARegularFile) {
+  const fs::path dir = fs::temp_directory_path() / ("mg-corpus-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_bytes(dir / "mixed.txt", std::string("text\xff\xfe\0\n", 8));
+  const mg::train::CorpusFacts facts =
+      mg::train::inspect_corpus("test", (dir / "mixed.txt").string());
+  EXPECT_EQ(facts.bytes, 8);
+  EXPECT_EQ(facts.not_text_bytes, 3);
+  expect_error_containing([] { mg::train::inspect_corpus("train", "/dev/zero"); },
+                          "train: argument 'corpus': expected a regular file, got '/dev/zero': a "
+                          "character device");
+  fs::remove_all(dir);
+  EXPECT_EQ(mg::train::corpus_memory_bytes(1000), (std::int64_t{64} << 20) + 8000);
 }
 
 TEST(TrainDataTokenizer, CorpusWordsAreSinglePiecesAndRoundTripThroughFileAndBytes) {
@@ -171,7 +221,8 @@ TEST(TrainDataTokenizer, FailuresAreErrorsNamingTheFileAndTheReason) {
   write_bytes(dir / "junk.model", "this is not a SentencePiece model");
   expect_error_containing([&] { Tokenizer::load((dir / "junk.model").string()); }, "junk.model");
   expect_error_containing([&] { Tokenizer::from_serialized("junk"); }, "4 bytes");
-  expect_error_containing([&] { Tokenizer::train(kCorpus, 0); }, "at least 1");
+  expect_error_containing([&] { Tokenizer::train(kCorpus, 0); }, "at least 5");
+  expect_error_containing([&] { Tokenizer::train(kCorpus, 4); }, "at least 5 (3 special pieces");
   mg::train::TokenizerTrainOptions bad;
   bad.model_type = "wordpiece";
   expect_error_containing([&] { Tokenizer::train(kCorpus, 100, "", bad); }, "wordpiece");

@@ -134,7 +134,7 @@ bool get_varint(std::string_view bytes, std::size_t& at, std::uint64_t& value) {
 
 struct Field {
   std::uint64_t number;
-  std::size_t begin, end;  // the whole field, its tag included
+  std::size_t begin, end;    // the whole field, its tag included
   std::string_view payload;  // a length-delimited field's bytes
 };
 
@@ -212,11 +212,14 @@ std::optional<SaveId> tokenizer_tag(const std::string& serialized) {
 CheckpointDir::CheckpointDir(std::string dir) : path_(std::move(dir)) {
   MG_CHECK(!path_.empty(), kOp, "dir", "the path of a checkpoint directory", "an empty path");
   std::error_code ec;
-  fs::create_directories(path_, ec);
+  made_dir_ = fs::create_directories(path_, ec);
   const std::string lock = (fs::path(path_) / "lock").string();
-  lock_fd_ = ec ? -1 : ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  MG_CHECK(lock_fd_ >= 0, kOp, "dir", "a directory that can be made and written", "'{}': {}",
-           path_, ec ? ec.message() : std::strerror(errno));
+  struct stat lock_info {};
+  made_lock_ = !ec && ::lstat(lock.c_str(), &lock_info) != 0 && errno == ENOENT;
+  // O_NONBLOCK: a FIFO found under the lock's name cannot make the open wait.
+  lock_fd_ = ec ? -1 : ::open(lock.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  MG_CHECK(lock_fd_ >= 0, kOp, "dir", "a directory that can be made and written", "'{}': {}", path_,
+           ec ? ec.message() : std::strerror(errno));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char holder[32] = {};
@@ -248,7 +251,13 @@ CheckpointDir::CheckpointDir(std::string dir) : path_(std::move(dir)) {
   }
 }
 
-CheckpointDir::~CheckpointDir() { ::close(lock_fd_); }  // releases the flock
+CheckpointDir::~CheckpointDir() {
+  std::error_code ec;
+  const bool unused = !fs::is_symlink(fs::path(path_) / kLatest, ec);
+  if (unused && made_lock_) ::unlink((fs::path(path_) / "lock").c_str());  // still held
+  ::close(lock_fd_);                                                       // releases the flock
+  if (unused && made_dir_) ::rmdir(path_.c_str());  // fails, harmlessly, if not empty
+}
 
 std::optional<SaveId> CheckpointDir::latest() const { return latest_save(path_, kOp, "latest"); }
 

@@ -27,7 +27,7 @@ struct SaveId {
   std::int64_t step = 0;
   std::uint64_t id = 0;
   bool operator==(const SaveId&) const = default;
-  std::string text() const;  // "step 10, id 1f2e3d4c5b6a7988"
+  std::string text() const;                             // "step 10, id 1f2e3d4c5b6a7988"
   std::map<std::string, std::string> metadata() const;  // checkpoint.step, checkpoint.id
 };
 
@@ -39,6 +39,9 @@ class CheckpointDir {
   // mg::Error when another process holds the lock (naming the lock file and the holder's pid)
   // or when the directory cannot be made or written.
   explicit CheckpointDir(std::string dir);
+  // Releases the lock. When no save was ever committed here, what this object made goes again:
+  // the lock file, and the directory if it made it and nothing else came into it. A run that
+  // failed before its first save leaves nothing behind.
   ~CheckpointDir();
   CheckpointDir(const CheckpointDir&) = delete;
   CheckpointDir& operator=(const CheckpointDir&) = delete;
@@ -52,6 +55,7 @@ class CheckpointDir {
   void remove_leftovers() const;
   std::string path_;
   int lock_fd_ = -1;
+  bool made_dir_ = false, made_lock_ = false;  // neither existed before
 };
 
 // One save in progress. Files are written into a new folder; commit() makes it the directory's

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "minigraph/op.h"
+#include "minigraph/regular_file.h"
 
 namespace mg {
 
@@ -46,6 +47,9 @@ void load_op_library(const std::string& path) {
   static std::set<void*> registered;
   MG_CHECK(!path.empty(), "load_op_library", "path", "the path of a shared library",
            "an empty path");
+  // dlopen would wait forever on a FIFO: a path (not a bare name the loader searches for) must
+  // name a regular file.
+  if (path.find('/') != std::string::npos) (void)RegularFile("load_op_library", "path", path);
   // RTLD_NOW: a missing symbol is reported here, not at the first call into the library.
   // RTLD_LOCAL: the library's own helpers stay out of the way of other libraries.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -20,6 +20,7 @@
 #include <new>
 
 #include "minigraph/error.h"
+#include "minigraph/regular_file.h"
 #include "safetensors_format.h"
 
 namespace mg {
@@ -53,20 +54,6 @@ namespace {
 
 std::string file_op(const std::string& source) { return fmt::format("safetensors '{}'", source); }
 
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Element-wise conversion of `numel` little-endian elements at `src` (any alignment) into `out`.
 template <typename Out, typename Convert>
 void convert_into(Out* out, const std::byte* src, std::int64_t numel, std::size_t stride,
@@ -78,22 +65,13 @@ void convert_into(Out* out, const std::byte* src, std::int64_t numel, std::size_
 }  // namespace
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  const std::string op = file_op(path);
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  MG_CHECK(fd.get() >= 0, op, "path", "a readable file", "{}", std::strerror(errno));
-  struct stat info {};
-  MG_CHECK(::fstat(fd.get(), &info) == 0, op, "path", "a file whose size can be read", "{}",
-           std::strerror(errno));
-  MG_CHECK(S_ISREG(info.st_mode), op, "path", "a regular file", "{}",
-           S_ISDIR(info.st_mode) ? std::string("a directory")
-                                 : fmt::format("another kind of file (mode 0{:o})",
-                                               static_cast<unsigned>(info.st_mode & S_IFMT)));
+  const RegularFile input(file_op(path), "path", path);  // never a FIFO, device or directory
   auto mapping = std::make_shared<Mapping>();
-  const auto size = static_cast<std::size_t>(info.st_size);
+  const auto size = static_cast<std::size_t>(input.size());
   if (size > 0) {
-    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
-    MG_CHECK(base != MAP_FAILED, op, "path", "a file that can be mapped into memory", "{}",
-             std::strerror(errno));
+    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, input.fd(), 0);
+    MG_CHECK(base != MAP_FAILED, file_op(path), "path", "a file that can be mapped into memory",
+             "{}", std::strerror(errno));
     mapping->data = static_cast<const std::byte*>(base);
     mapping->size = size;
     mapping->mapped = true;

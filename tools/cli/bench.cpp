@@ -62,7 +62,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--filter", options->filter, "only measurements whose name contains this");
   cmd->add_option("--json", options->json,
-                  "also write one JSON record per measurement here (checked writable first)");
+                  "also write one JSON record per measurement here (checked writable first)")
+      ->check(a_path());
   cmd->callback([options, &exit_code] {
     if (options->batches.empty())
       throw UsageError("bench --batch: expected at least one batch size");

@@ -12,7 +12,8 @@
 //                --batch B (1..1024, default 1)  --seed S (0..2^64-1, default 7)
 //                --vocab V  --d-model D  --context T (as in summary; T ids per sequence)
 //                --weights FILE (load a safetensors file first, strictly: a missing, extra or
-//                wrong-shape tensor is exit 3, one line naming each and both shapes)
+//                wrong-shape tensor is exit 3, one line naming each and both shapes; so is a
+//                weight that is not finite, named with its index)
 //                --save FILE (write the weights, after --weights, before the run; checked
 //                writable before anything is built)
 //                --gpt2-names (the files use GPT-2 names: transformer.wte.weight,
@@ -39,26 +40,37 @@
 //                FILE (required)  --json (a JSON object: file, data_bytes, tensors, metadata)
 //              a missing, unreadable or invalid file is exit 3
 //   train      ANDREA's input layer + untied head trained as a next-token model on a corpus
-//                --corpus FILE (default data/corpus.txt)  --vocab-size V (2..2^24, 8449)
+//                --corpus FILE (default data/corpus.txt; a regular file, as it is read more
+//                than once: a pipe, /dev/stdin from one or a device is exit 3; refused up
+//                front when it needs more memory than there is; a warning line when part of
+//                it is not text)  --vocab-size V (5..2^24, 8449)
 //                --d-model D (64)  --context T (32)  --batch B (1..4096, 16)  --steps N (1000)
 //                --lr (0 < lr <= 10, 0.01)  --min-lr (0.001)  --warmup N (-1: steps / 20)
 //                --optimizer adamw|sgd  --weight-decay (0)  --momentum (sgd, 0.9)
 //                --clip (global norm, 1; 0: none)  --seed S (1)  --threads N (0: default)
 //                --positions learned|sinusoidal  --device cpu|cuda|cuda:N
 //                --eval-every N (100; 0: never)  --eval-batches N (4)  --chunk-mib N (64)
-//                --tokenizer FILE.model (instead of training one; not with --resume)
-//                --checkpoint DIR (written at the end; checked writable first)
+//                --tokenizer FILE.model (instead of training one; not with --resume;
+//                --vocab-size beside it, or beside --resume, must be its size: exit 3)
+//                --checkpoint DIR (written at the end; checked writable first; a run that
+//                fails before its first save leaves no directory and no lock behind)
 //                --save-every N (needs --checkpoint)  --resume (needs --checkpoint)
 //                --log-every N (pipe only; 0: 20 lines)  --json (a JSON object per step)
 //                --dist auto|mpi|none (auto: data parallel when started by mpirun)
 //                --dist-timeout S (600: a rank waits this long for the others, then the job
 //                ends with an error)  --bucket-mib N (25: gradients all-reduced in buckets)
-//              ^C or SIGTERM: stops after the step in progress, writes the checkpoint, exit 4
+//              contradictions are exit 2, named as typed: --min-lr above --lr, --warmup past
+//              --steps, --momentum without --optimizer sgd, --eval-batches with --eval-every
+//              0, --log-every with --json, --dist mpi outside an MPI launcher
+//              ^C or SIGTERM: stops after the step in progress (or, while the tokenizer and
+//              model are made, before the first: a checkpoint at step 0), writes the
+//              checkpoint, exit 4
 //              under mpirun: rank 0 prints and writes; --batch must be a multiple of the ranks
 //              (else exit 2 from rank 0 alone); a rank's error is "error: rank R of N: ..."
 //              and ends every rank (exit 3, MPI_Abort) (docs/distributed.md)
-//   similar    WORD... (each one token)  --k N (0..1000, 8)  --checkpoint DIR, or for a
-//              fresh model --corpus --vocab-size --d-model --seed  --json
+//   similar    WORD... (each one token; at most 1000, the tables being words x words, printed
+//              row by row)  --k N (0..1000, 8)  --checkpoint DIR, or for a fresh model
+//              --corpus --vocab-size --d-model --seed (not with --checkpoint: exit 2)  --json
 
 //   --plugin PATH   load an op library (repeatable); MINIGRAPH_PLUGINS=a.so:b.so adds more
 //   --version       the version, git commit, GEMM library, CUDA backend and thread setting
@@ -94,11 +106,13 @@ enum ExitCode : int {
   kExitOk = 0,        // the command did its work; every check passed
   kExitFailed = 1,    // a check found a mismatch: gradcheck FAIL, demo's x not exact
   kExitUsage = 2,     // the command line is wrong: no or unknown command, unknown option,
-                      // a missing or bad value (out of range, not a number, excluded pair)
+                      // a missing or bad value (out of range, not a number, an empty path),
+                      // options that contradict each other or that the run would ignore
   kExitCantWork = 3,  // the work could not be done: a minigraph error (mg::Error), not enough
                       // memory (refused up front, or an allocation failed), a file that cannot
                       // be written, a plugin that cannot be loaded, Graphviz missing for --svg,
-                      // a weights file that is missing, invalid or does not fit the model, a
+                      // a file to read that is not a regular file (a FIFO, a device), a weights
+                      // file that is missing, invalid, not finite or does not fit the model, a
                       // checkpoint directory another run holds, a checkpoint of mixed saves
   kExitStopped = 4,   // train stopped by SIGINT (^C) or SIGTERM after a whole step, its
                       // checkpoint (if any) written
@@ -106,13 +120,14 @@ enum ExitCode : int {
 // The same, for the footer of every --help.
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 a check found a mismatch; 2 the command line is wrong (unknown command "
-    "or option, bad value); 3 the work could not be done (minigraph error, too little memory, "
-    "unwritable file, weights file unreadable, invalid or not fitting, plugin not loadable, "
-    "checkpoint directory held by another run); "
+    "or option, bad value, contradicting options); 3 the work could not be done (minigraph "
+    "error, too little memory, unwritable file, a FIFO or device where a file is read, weights "
+    "file unreadable, invalid, not finite or not fitting, plugin not loadable, checkpoint "
+    "directory held by another run); "
     "4 train stopped by ^C or SIGTERM after a whole step (checkpoint written).";
-// --help and --version exit 0. No command line ends in a signal or an uncaught exception
-// (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and ^C
-// outside train).
+// --help and --version exit 0. No command line ends in a signal, an uncaught exception or a
+// hang (only the usual SIGPIPE when the reader of a pipe goes away first, as `head` does, and
+// ^C outside train); an exception where none may pass ends as exit 3 too (main.cpp).
 
 // A wrong command line found after CLI11 parsed it (exit 2): the message names the option.
 struct UsageError : std::runtime_error {
@@ -161,6 +176,12 @@ CLI::Validator real_number(double lo, double hi, bool above_lo = false);
 void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config);
 // One of the given words: "expected one of f64, f32, got f16".
 CLI::Validator one_of(std::vector<std::string> words);
+// A path that is not empty: "expected a path, got ''" (an empty one must not mean "none").
+CLI::Validator a_path();
+// UsageError "train --vocab-size: expected no --resume with it (WHY), got both" when the
+// command line gives both options; `cmd` is the parsed subcommand.
+void refuse_together(const CLI::App& cmd, const std::string& option, const std::string& other,
+                     const std::string& why);
 
 // ---- resources ---------------------------------------------------------------------------
 // "1.5 GiB", "320 MiB"
@@ -184,6 +205,11 @@ void check_writable(const std::string& what, const std::string& path);
 // The shipped corpus, data/corpus.txt: in the source tree the binary was built from, else
 // where `cmake --install` put it (<prefix>/share/minigraph/corpus.txt).
 std::string default_corpus_path();
+// Before a corpus is read: a regular file (mg::Error naming `option`, as in "train
+// --corpus", otherwise), refused up front (CantWorkError, the file's size and the memory
+// there is) when training a tokenizer on it would need more memory than is available, and,
+// when `warn`, one "warning: " line on stderr with the share of it that is not text.
+void check_corpus(const std::string& option, const std::string& path, bool warn);
 // "cpu", "cuda", "cuda:N" -> Device; UsageError otherwise.
 Device parse_device(const std::string& text);
 

@@ -1,5 +1,6 @@
 // What the subcommands share: option validators, checked size arithmetic, the memory check,
 // files opened before the work, progress on a terminal, and the text of --version.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -93,6 +94,22 @@ CLI::Validator one_of(std::vector<std::string> words) {
       fmt::format("{{{}}}", fmt::join(words, "|")), "ONE_OF");
 }
 
+CLI::Validator a_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "expected a path, got ''" : "";
+      },
+      "PATH", "PATH");
+}
+
+void refuse_together(const CLI::App& cmd, const std::string& option, const std::string& other,
+                     const std::string& why) {
+  if (cmd.count(option) > 0 && cmd.count(other) > 0) {
+    throw UsageError(fmt::format("{} {}: expected no {} with it ({}), got both", cmd.get_name(),
+                                 option, other, why));
+  }
+}
+
 // ---- resources ---------------------------------------------------------------------------
 
 std::string format_bytes(double bytes) {
@@ -115,9 +132,27 @@ void require_memory(const std::string& what, std::int64_t bytes,
 
 // ---- files -------------------------------------------------------------------------------
 
+namespace {
+
+// open(2) for writing without waiting: a FIFO no one reads fails at once (ENXIO) instead of
+// blocking until a reader comes; the descriptor is blocking again afterwards.
+int open_without_waiting(const std::string& what, const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw CantWorkError(fmt::format("{}: cannot write '{}': {}{}", what, path, std::strerror(errno),
+                                    errno == ENXIO ? " (a FIFO that no process reads)" : ""));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
 std::FILE* open_for_writing(const std::string& what, const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
+  const int fd = open_without_waiting(what, path, O_TRUNC);
+  std::FILE* file = ::fdopen(fd, "w");
   if (file == nullptr) {
+    ::close(fd);
     throw CantWorkError(fmt::format("{}: cannot write '{}': {}", what, path, std::strerror(errno)));
   }
   return file;
@@ -138,11 +173,7 @@ void finish_file(std::FILE* file, const std::string& what, const std::string& pa
 void check_writable(const std::string& what, const std::string& path) {
   struct stat info {};
   const bool existed = ::stat(path.c_str(), &info) == 0;
-  std::FILE* file = std::fopen(path.c_str(), "a");
-  if (file == nullptr) {
-    throw CantWorkError(fmt::format("{}: cannot write '{}': {}", what, path, std::strerror(errno)));
-  }
-  std::fclose(file);
+  ::close(open_without_waiting(what, path, O_APPEND));
   if (!existed) std::remove(path.c_str());
 }
 
@@ -151,6 +182,32 @@ std::string default_corpus_path() {
       std::filesystem::path(MINIGRAPH_SOURCE_DIR) / "data" / "corpus.txt";
   if (std::filesystem::exists(in_tree)) return in_tree.string();
   return (std::filesystem::path(MINIGRAPH_INSTALL_DATADIR) / "corpus.txt").string();
+}
+
+void check_corpus(const std::string& option, const std::string& path, bool warn) {
+  const std::string command = option.substr(0, option.find(' '));
+  const std::string argument = option.substr(option.find(' ') + 1);
+  const std::int64_t bytes = RegularFile(command, argument, path).size();
+  require_memory(
+      fmt::format("{} {} ({})", option, path, format_bytes(static_cast<double>(bytes))),
+      train::corpus_memory_bytes(bytes), [&](std::int64_t available) {
+        const double fixed = static_cast<double>(train::corpus_memory_bytes(0));
+        const double per_byte = static_cast<double>(train::corpus_memory_bytes(1)) - fixed;
+        const double fits = (static_cast<double>(available) - fixed) / per_byte;
+        return fits < 1 ? std::string("not even a small corpus fits")
+                        : fmt::format("at most about {} of corpus fits", format_bytes(fits));
+      });
+  const train::CorpusFacts facts = train::inspect_corpus(command, path);
+  if (warn && facts.not_text_bytes > 0) {
+    std::fflush(stdout);
+    fmt::print(
+        stderr,
+        "warning: {} {}: {} of its {} bytes ({:.2g} %) are not text (invalid UTF-8 or "
+        "NUL); is it a binary file?\n",
+        option, path, andrea::group_thousands(facts.not_text_bytes),
+        andrea::group_thousands(facts.bytes),
+        100.0 * static_cast<double>(facts.not_text_bytes) / static_cast<double>(facts.bytes));
+  }
 }
 
 Device parse_device(const std::string& text) {
@@ -206,7 +263,7 @@ std::string version_text() {
                               ? fmt::format("MPI: on ({})", dist::mpi_library_version())
                               : "MPI: off (not built: Debian's libopenmpi-dev was not found)";
   const std::string nccl =
-      dist::nccl_built() ? fmt::format("NCCL: on ({})", dist::nccl_library_version())
+      dist::nccl_built()                ? fmt::format("NCCL: on ({})", dist::nccl_library_version())
       : backend_built(DeviceKind::cuda) ? "NCCL: off (not found with the CUDA toolkit)"
                                         : "NCCL: off (needs the CUDA backend)";
   return fmt::format("minigraph {}\ncommit: {}\n{}\n{}\n{}\n{}\n{}", MINIGRAPH_VERSION_STRING,

@@ -7,7 +7,9 @@
 // runs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <random>
 
@@ -68,8 +70,28 @@ DemoMemory demo_memory(const andrea::AndreaConfig& c) {
   return m;
 }
 
+// The first weight that is not finite, as "nan at input.tok_emb.weight[3, 5]"; "" when all
+// are. Such a weight makes the exact check meaningless (NaN never equals itself).
+std::string first_non_finite(const andrea::Andrea& model) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    const std::vector<double> values = p.to(DType::f64).to_vector<double>();
+    const auto bad =
+        std::find_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); });
+    if (bad == values.end()) continue;
+    std::int64_t flat = bad - values.begin();
+    std::vector<std::int64_t> index(static_cast<std::size_t>(p.dim()));
+    for (auto d = static_cast<std::int64_t>(index.size()) - 1; d >= 0; --d) {
+      index[static_cast<std::size_t>(d)] = flat % p.size(d);
+      flat /= p.size(d);
+    }
+    return fmt::format("{} at {}[{}]", *bad, name, fmt::join(index, ", "));
+  }
+  return "";
+}
+
 // --weights: the file opened (and validated) before anything is built, then loaded strictly;
-// a mismatch is one error naming the file and every tensor that does not fit.
+// a mismatch is one error naming the file and every tensor that does not fit, a weight that
+// is not finite an error naming the first.
 void load_weights(andrea::Andrea& model, const SafetensorsFile& file, bool gpt2_names) {
   StateDict dict = file.tensors();
   if (gpt2_names) dict = andrea::from_gpt2_names(dict);
@@ -78,6 +100,10 @@ void load_weights(andrea::Andrea& model, const SafetensorsFile& file, bool gpt2_
   } catch (const Error& e) {
     throw CantWorkError(fmt::format("demo --weights {}{}: {}", file.source(),
                                     gpt2_names ? " --gpt2-names" : "", e.what()));
+  }
+  if (const std::string bad = first_non_finite(model); !bad.empty()) {
+    throw CantWorkError(
+        fmt::format("demo --weights {}: expected finite weights, got {}", file.source(), bad));
   }
 }
 
@@ -109,8 +135,10 @@ void add_demo_command(CLI::App& app, int& exit_code) {
       ->check(whole_number_u64())
       ->capture_default_str();
   add_size_options(*cmd, o->config);
-  cmd->add_option("--weights", o->weights, "load the model's weights from this safetensors file");
-  cmd->add_option("--save", o->save, "write the model's weights to this safetensors file");
+  cmd->add_option("--weights", o->weights, "load the model's weights from this safetensors file")
+      ->check(a_path());
+  cmd->add_option("--save", o->save, "write the model's weights to this safetensors file")
+      ->check(a_path());
   cmd->add_flag("--gpt2-names", o->gpt2_names,
                 "the files of --weights and --save use GPT-2 names (transformer.wte.weight, "
                 "transformer.wpe.weight, lm_head.weight transposed to [V, D])");

@@ -27,6 +27,11 @@ int local_rank() {
 }  // namespace
 
 DistJob::DistJob(const std::string& mode, Device& device, double timeout_s) {
+  if (mode == "mpi" && !dist::in_mpi_job()) {
+    throw UsageError(
+        "train --dist mpi: expected a process started by an MPI launcher (mpirun -n N minigraph "
+        "train ...), got none (without one the run would be a single rank)");
+  }
   const bool wanted = mode == "mpi" || (mode == "auto" && dist::in_mpi_job());
   if (!wanted) return;
   if (!dist::mpi_built()) {

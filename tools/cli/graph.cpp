@@ -103,6 +103,7 @@ void add_graph_command(CLI::App& app, int& exit_code) {
               kExitCodesHelp);
   auto o = std::make_shared<GraphOptions>();
   cmd->add_option("--out", o->out, "the DOT file to write (checked before anything is built)")
+      ->check(a_path())
       ->capture_default_str();
   cmd->add_flag("--svg", o->svg, "also render an SVG next to it with Graphviz's dot");
   cmd->add_flag("--forward-only", o->forward_only, "leave out the backward cluster");

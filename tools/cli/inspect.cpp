@@ -96,7 +96,7 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
               kExitCodesHelp);
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("FILE", *path, "the safetensors file")->required();
+  cmd->add_option("FILE", *path, "the safetensors file")->required()->check(a_path());
   cmd->add_flag("--json", *json, "print JSON instead of a table");
   cmd->callback([path, json, &exit_code] {
     const SafetensorsFile file = SafetensorsFile::open(*path);  // mg::Error: exit 3

@@ -28,7 +28,8 @@ void add_plugin_option(CLI::App& app) {
   auto paths = std::make_shared<std::vector<std::string>>();
   app.add_option("--plugin", *paths,
                  "load an op library (a shared library defining minigraph_register_ops); "
-                 "repeatable; MINIGRAPH_PLUGINS=a.so:b.so adds more");
+                 "repeatable; MINIGRAPH_PLUGINS=a.so:b.so adds more")
+      ->check(a_path());
   // Subcommands made after this pass --plugin up, so it may follow the subcommand too.
   app.fallthrough();
   app.parse_complete_callback([paths] {

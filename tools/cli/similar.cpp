@@ -22,8 +22,75 @@ struct SimilarOptions {
   bool json = false;
 };
 
+// Words one command takes: its tables hold words² numbers each, streamed row by row.
+constexpr std::size_t kMaxWords = 1000;
+
 std::string piece_text(const train::Tokenizer& tok, std::int64_t id) {
   return tok.piece(static_cast<int>(id));
+}
+
+nlohmann::json neighbours_json(const train::Tokenizer& tok,
+                               const std::vector<train::Neighbour>& ns) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& n : ns)
+    a.push_back({{"token", piece_text(tok, n.id)}, {"id", n.id}, {"score", n.score}});
+  return a;
+}
+
+std::string neighbours_text(const train::Tokenizer& tok, const std::vector<train::Neighbour>& ns) {
+  std::string text;
+  for (const auto& n : ns) text += fmt::format("  {} {:.3f}", piece_text(tok, n.id), n.score);
+  return text;
+}
+
+// The cosine or dot-product table of the words, one row at a time (never words² in memory):
+// as text columns, or as the JSON array of rows that follows a key.
+void print_table(const SimilarOptions& o, const train::EmbeddingTable& table,
+                 const std::vector<std::int64_t>& ids, bool cosine) {
+  auto value = [&](std::int64_t a, std::int64_t b) {
+    return cosine ? table.cosine(a, b) : table.dot(a, b);
+  };
+  if (o.json) {
+    fmt::print(",\n  \"{}\": [", cosine ? "cosine" : "dot");
+    for (std::size_t a = 0; a < ids.size(); ++a) {
+      nlohmann::json row = nlohmann::json::array();
+      for (const std::int64_t b : ids) row.push_back(value(ids[a], b));
+      fmt::print("{}\n    {}", a == 0 ? "" : ",", row.dump());
+    }
+    fmt::print("\n  ]");
+    return;
+  }
+  std::size_t width = 8;
+  for (const auto& w : o.words) width = std::max(width, w.size() + 1);
+  fmt::print("\n{:<{}}", cosine ? "cosine" : "dot", width);
+  for (const auto& w : o.words) fmt::print("{:>{}}", w, width);
+  fmt::print("\n");
+  for (std::size_t a = 0; a < ids.size(); ++a) {
+    fmt::print("{:<{}}", o.words[a], width);
+    for (const std::int64_t b : ids) fmt::print("{:>{}.3f}", value(ids[a], b), width);
+    fmt::print("\n");
+  }
+}
+
+// Each word's id, norm and neighbours, printed as it is computed.
+void print_words(const SimilarOptions& o, const train::Snapshot& snap,
+                 const train::EmbeddingTable& table, const std::vector<std::int64_t>& ids) {
+  const train::Tokenizer& tok = *snap.tokenizer;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto by_cos = table.nearest_by_cosine(ids[i], o.k);
+    const auto by_dot = table.nearest_by_dot(ids[i], o.k);
+    if (o.json) {
+      const nlohmann::json w{{"word", o.words[i]},
+                             {"id", ids[i]},
+                             {"norm", table.norm(ids[i])},
+                             {"nearest_by_cosine", neighbours_json(tok, by_cos)},
+                             {"nearest_by_dot", neighbours_json(tok, by_dot)}};
+      fmt::print("{}\n    {}", i == 0 ? "" : ",", w.dump());
+    } else {
+      fmt::print("{} (id {}, norm {:.3f})\n  by cosine:{}\n  by dot:   {}\n", o.words[i], ids[i],
+                 table.norm(ids[i]), neighbours_text(tok, by_cos), neighbours_text(tok, by_dot));
+    }
+  }
 }
 
 }  // namespace
@@ -42,11 +109,13 @@ void add_similar_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--k", o->k, "nearest tokens to list")
       ->check(whole_number(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--checkpoint", o->checkpoint, "a directory written by minigraph train");
+  cmd->add_option("--checkpoint", o->checkpoint, "a directory written by minigraph train")
+      ->check(a_path());
   cmd->add_option("--corpus", o->config.corpus, "without --checkpoint: the tokenizer's corpus")
+      ->check(a_path())
       ->capture_default_str();
   cmd->add_option("--vocab-size", o->config.vocab_size, "without --checkpoint: V")
-      ->check(whole_number(2, kMaxVocab))
+      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
       ->capture_default_str();
   cmd->add_option("--d-model", o->config.d_model, "without --checkpoint: D")
       ->check(whole_number(1, kMaxWidth))
@@ -55,7 +124,15 @@ void add_similar_command(CLI::App& app, int& exit_code) {
       ->check(whole_number_u64())
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "a JSON object instead of the tables");
-  cmd->callback([o, &exit_code] {
+  cmd->callback([cmd, o, &exit_code] {
+    for (const char* option : {"--corpus", "--vocab-size", "--d-model", "--seed"}) {
+      refuse_together(*cmd, option, "--checkpoint", "the checkpoint holds the model it describes");
+    }
+    if (o->words.size() > kMaxWords) {
+      throw UsageError(fmt::format("similar WORD: expected at most {} words, got {}", kMaxWords,
+                                   o->words.size()));
+    }
+    if (o->checkpoint.empty()) check_corpus("similar --corpus", o->config.corpus, true);
     Progress progress(!o->json);
     progress.show(o->checkpoint.empty() ? "similar: training the tokenizer ..."
                                         : "similar: loading the checkpoint ...");
@@ -65,69 +142,20 @@ void add_similar_command(CLI::App& app, int& exit_code) {
     const train::EmbeddingTable table(snap.token_table);
     std::vector<std::int64_t> ids;
     for (const std::string& w : o->words) ids.push_back(snap.tokenizer->id_of_word(w));
-
-    nlohmann::json out{{"source", o->checkpoint.empty() ? "untrained" : o->checkpoint},
-                       {"words", nlohmann::json::array()}};
-    if (!o->json) {
+    if (o->json) {
+      fmt::print("{{\n  \"source\": {},\n  \"words\": [",
+                 nlohmann::json(o->checkpoint.empty() ? "untrained" : o->checkpoint).dump());
+    } else {
       fmt::print("token table {} from {}\n\n", shape_str(snap.token_table.shape()),
                  o->checkpoint.empty()
                      ? fmt::format("a fresh model (seed {}), before training", o->config.seed)
                      : fmt::format("{} (step {})", o->checkpoint, snap.step));
     }
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const auto by_cos = table.nearest_by_cosine(ids[i], o->k);
-      const auto by_dot = table.nearest_by_dot(ids[i], o->k);
-      nlohmann::json w{{"word", o->words[i]}, {"id", ids[i]}, {"norm", table.norm(ids[i])}};
-      auto list = [&](const std::vector<train::Neighbour>& ns) {
-        nlohmann::json a = nlohmann::json::array();
-        std::string text;
-        for (const auto& n : ns) {
-          a.push_back(
-              {{"token", piece_text(*snap.tokenizer, n.id)}, {"id", n.id}, {"score", n.score}});
-          text += fmt::format("  {} {:.3f}", piece_text(*snap.tokenizer, n.id), n.score);
-        }
-        return std::pair{a, text};
-      };
-      auto [cos_json, cos_text] = list(by_cos);
-      auto [dot_json, dot_text] = list(by_dot);
-      w["nearest_by_cosine"] = cos_json;
-      w["nearest_by_dot"] = dot_json;
-      out["words"].push_back(w);
-      if (!o->json) {
-        fmt::print("{} (id {}, norm {:.3f})\n  by cosine:{}\n  by dot:   {}\n", o->words[i], ids[i],
-                   table.norm(ids[i]), cos_text, dot_text);
-      }
-    }
-    nlohmann::json cos = nlohmann::json::array(), dot = nlohmann::json::array();
-    for (std::int64_t a : ids) {
-      nlohmann::json cr = nlohmann::json::array(), dr = nlohmann::json::array();
-      for (std::int64_t b : ids) {
-        cr.push_back(table.cosine(a, b));
-        dr.push_back(table.dot(a, b));
-      }
-      cos.push_back(cr);
-      dot.push_back(dr);
-    }
-    out["cosine"] = cos;
-    out["dot"] = dot;
-    if (o->json) {
-      fmt::print("{}\n", out.dump(2));
-    } else {
-      std::size_t width = 8;
-      for (const auto& w : o->words) width = std::max(width, w.size() + 1);
-      for (const char* what : {"cosine", "dot"}) {
-        fmt::print("\n{:<{}}", what, width);
-        for (const auto& w : o->words) fmt::print("{:>{}}", w, width);
-        fmt::print("\n");
-        for (std::size_t a = 0; a < ids.size(); ++a) {
-          fmt::print("{:<{}}", o->words[a], width);
-          for (std::size_t b = 0; b < ids.size(); ++b) {
-            fmt::print("{:>{}.3f}", out[what][a][b].get<double>(), width);
-          }
-          fmt::print("\n");
-        }
-      }
-    }
+    print_words(*o, snap, table, ids);
+    if (o->json) fmt::print("\n  ]");
+    print_table(*o, table, ids, /*cosine=*/true);
+    print_table(*o, table, ids, /*cosine=*/false);
+    if (o->json) fmt::print("\n}}\n");
     exit_code = kExitOk;
   });
 }

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include <csignal>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.h"
 #include "dist_job.h"
@@ -26,6 +26,7 @@ struct TrainOptions {
   std::string optimizer = "adamw", positions = "learned", device = "cpu", dist = "auto";
   std::string checkpoint, tokenizer;
   bool resume = false, json = false;
+  bool vocab_size_given = false;  // then a tokenizer from elsewhere must have that size
   int threads = 0;
   std::int64_t log_every = 0, save_every = 0, chunk_mib = 64, bucket_mib = 25;
   double dist_timeout = 600;
@@ -95,20 +96,45 @@ nlohmann::json metrics_json(const train::StepMetrics& m) {
   return j;
 }
 
-// The run itself, on every rank of a job; rank 0 alone prints.
-void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
-  train::TrainConfig& c = o.config;
+// Options that contradict each other, or that the run would ignore: a wrong command line
+// (exit 2), named as typed, before anything is read or made.
+void refuse_contradictions(const CLI::App& cmd, const TrainOptions& o) {
+  const train::TrainConfig& c = o.config;
+  auto shown = [&](const char* option, const auto& value) {
+    return cmd.count(option) > 0 ? fmt::format("{}", value)
+                                 : fmt::format("{} (its default)", value);
+  };
   if (o.resume && o.checkpoint.empty()) {
     throw UsageError("train --resume: expected --checkpoint DIR with it, got none");
-  }
-  if (o.resume && !o.tokenizer.empty()) {
-    throw UsageError(
-        "train --tokenizer: expected no --resume with it (the checkpoint holds "
-        "its tokenizer), got both");
   }
   if (o.save_every > 0 && o.checkpoint.empty()) {
     throw UsageError("train --save-every: expected --checkpoint DIR with it, got none");
   }
+  refuse_together(cmd, "--tokenizer", "--resume", "the checkpoint holds its tokenizer");
+  refuse_together(cmd, "--log-every", "--json", "--json writes every step");
+  if (c.min_lr > c.lr) {
+    throw UsageError(fmt::format("train --min-lr: expected at most --lr ({}), got {}",
+                                 shown("--lr", c.lr), shown("--min-lr", c.min_lr)));
+  }
+  if (c.warmup > c.steps) {
+    throw UsageError(fmt::format("train --warmup: expected at most --steps ({}), got {}",
+                                 shown("--steps", c.steps), c.warmup));
+  }
+  if (cmd.count("--momentum") > 0 && o.optimizer != "sgd") {
+    throw UsageError(
+        fmt::format("train --momentum: expected --optimizer sgd with it (AdamW has none), got {}",
+                    shown("--optimizer", o.optimizer)));
+  }
+  if (cmd.count("--eval-batches") > 0 && c.eval_every == 0) {
+    throw UsageError(
+        "train --eval-batches: expected --eval-every above 0 with it (no evaluation runs), got "
+        "--eval-every 0");
+  }
+}
+
+// The run itself, on every rank of a job; rank 0 alone prints.
+void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
+  train::TrainConfig& c = o.config;
   if (c.batch % job.world() != 0) {
     throw UsageError(
         fmt::format("train --batch: expected a multiple of the {} ranks (each takes "
@@ -121,7 +147,11 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
   c.bucket_bytes = o.bucket_mib << 20;
   if (o.threads > 0) set_num_threads(o.threads);
   c.validate();
+  // From here on, ^C and SIGTERM stop the run at the next whole step (or before the first, once
+  // the tokenizer and the model are made) and write the checkpoint.
+  const StopRequests stop;
   const bool leader = job.rank() == 0;
+  check_corpus("train --corpus", c.corpus, leader);
   // Held for the whole run: a second run on the same directory is refused here, at once.
   std::optional<train::CheckpointDir> checkpoint_dir;
   if (leader && !o.checkpoint.empty()) checkpoint_dir.emplace(o.checkpoint);
@@ -144,6 +174,12 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
   }
   train::Trainer& t = *owned;
   progress.clear();
+  if (o.vocab_size_given && t.tokenizer().vocab_size() != c.vocab_size) {
+    throw CantWorkError(fmt::format(
+        "train --vocab-size: expected the size of {} ({}), got {}",
+        o.resume ? "the tokenizer in --checkpoint " + o.checkpoint : "--tokenizer " + o.tokenizer,
+        t.tokenizer().vocab_size(), c.vocab_size));
+  }
   if (!o.json && leader) {
     const auto& data = t.dataset();
     fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
@@ -157,9 +193,8 @@ void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
       o.log_every > 0 ? o.log_every : std::max<std::int64_t>(1, c.steps / 20);
   double last_val = -1;
   train::StepMetrics last;
-  const StopRequests stop;
-  // A signal stops every rank after the same step: they agree after each one.
-  bool stopping = false;
+  // A signal stops every rank after the same step: they agree before the first and after each.
+  bool stopping = job.any(stop.signal() > 0);
   while (!t.done() && !stopping) {
     last = t.step();
     if (last.val_loss >= 0) last_val = last.val_loss;
@@ -226,9 +261,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<TrainOptions>();
   train::TrainConfig& c = o->config;
   c.corpus = default_corpus_path();
-  cmd->add_option("--corpus", c.corpus, "a UTF-8 text file")->capture_default_str();
+  cmd->add_option("--corpus", c.corpus, "a UTF-8 text file")
+      ->check(a_path())
+      ->capture_default_str();
   cmd->add_option("--vocab-size", c.vocab_size, "the tokenizer's vocabulary V")
-      ->check(whole_number(2, kMaxVocab))
+      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
       ->capture_default_str();
   cmd->add_option("--d-model", c.d_model, "width D")
       ->check(whole_number(1, kMaxWidth))
@@ -283,8 +320,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
       ->check(whole_number(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "a SentencePiece .model file to use instead of training one (its size is V)");
-  cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end");
+                  "a SentencePiece .model file to use instead of training one (its size is V)")
+      ->check(a_path());
+  cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end")->check(a_path());
   cmd->add_option("--save-every", o->save_every, "also write --checkpoint every N steps")
       ->check(whole_number(1, std::int64_t{1} << 40));
   cmd->add_flag("--resume", o->resume, "continue the run saved in --checkpoint");
@@ -302,7 +340,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradients all-reduced in buckets of N MiB")
       ->check(whole_number(1, 1 << 16))
       ->capture_default_str();
-  cmd->callback([o, &exit_code] {
+  cmd->callback([cmd, o, &exit_code] {
+    refuse_contradictions(*cmd, *o);
+    o->vocab_size_given = cmd->count("--vocab-size") > 0;
     train::TrainConfig& c = o->config;
     c.device = parse_device(o->device);
     const DistJob job(o->dist, c.device, o->dist_timeout);

@@ -6,15 +6,13 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <exception>
 #include <iterator>
 #include <unordered_map>
 
 #include "minigraph/atomic_file.h"
 #include "minigraph/error.h"
+#include "minigraph/regular_file.h"
 
 namespace mg::train {
 
@@ -25,22 +23,8 @@ struct Tokenizer::Impl {
 
 namespace {
 
-// The whole file as bytes; mg::Error naming the file and the system's reason.
-std::string read_file(const std::string& op, const std::string& argument, const std::string& path) {
-  std::error_code ec;
-  MG_CHECK(!std::filesystem::is_directory(path, ec), op, argument, "a readable file",
-           "{}: a directory", path);
-  std::ifstream in(path, std::ios::binary);
-  MG_CHECK(in.good(), op, argument, "a readable file", "{}: {}", path, std::strerror(errno));
-  std::string bytes;
-  try {  // libstdc++'s filebuf throws for some read errors instead of setting badbit
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    throw Error(op, argument, "a readable file", fmt::format("{}: {}", path, e.what()));
-  }
-  MG_CHECK(!in.bad(), op, argument, "a readable file", "{}: read failed", path);
-  return bytes;
-}
+// A SentencePiece model is one protobuf message, which protobuf caps at 2 GiB.
+constexpr std::int64_t kMaxModelBytes = (std::int64_t{1} << 31) - 1;
 
 // Feeds the trainer the corpus's lines from memory. The trainer then records no input path in
 // the model, so the same corpus bytes give the same model bytes wherever the file lies.
@@ -76,7 +60,10 @@ Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) 
 Tokenizer Tokenizer::train(const std::string& corpus_path, int vocab_size,
                            const std::string& out_path, const TokenizerTrainOptions& options) {
   const std::string op = "Tokenizer::train";
-  MG_CHECK(vocab_size >= 1, op, "vocab_size", "at least 1", "{}", vocab_size);
+  MG_CHECK(vocab_size >= kMinVocabSize, op, "vocab_size",
+           fmt::format("at least {} (3 special pieces, the word-start mark, a character)",
+                       kMinVocabSize),
+           "{}", vocab_size);
   MG_CHECK(options.model_type == "bpe" || options.model_type == "unigram" ||
                options.model_type == "word" || options.model_type == "char",
            op, "options.model_type", "bpe, unigram, word or char", "{}", options.model_type);
@@ -88,7 +75,7 @@ Tokenizer Tokenizer::train(const std::string& corpus_path, int vocab_size,
                      options.normalization) != std::end(kNormalizations),
            op, "options.normalization", "nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf or identity", "{}",
            options.normalization);
-  const std::string text = read_file(op, "corpus_path", corpus_path);
+  const std::string text = read_regular_file(op, "corpus_path", corpus_path);
   MG_CHECK(text.find_first_not_of(" \t\r\n") != std::string::npos, op, "corpus_path",
            "a file with some text", "{}: {} bytes of whitespace only", corpus_path, text.size());
 
@@ -138,7 +125,7 @@ std::string load_into(sentencepiece::SentencePieceProcessor& processor, std::str
 }  // namespace
 
 Tokenizer Tokenizer::load(const std::string& path) {
-  const std::string bytes = read_file("Tokenizer::load", "path", path);
+  const std::string bytes = read_regular_file("Tokenizer::load", "path", path, kMaxModelBytes);
   auto impl = std::make_shared<Impl>();
   const std::string why = load_into(impl->processor, bytes);
   MG_CHECK(why.empty(), "Tokenizer::load", "path", "a SentencePiece .model file", "{}: {}", path,
@@ -173,7 +160,7 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
 }
 
 std::vector<std::int32_t> Tokenizer::encode_file(const std::string& path) const {
-  const std::string text = read_file("Tokenizer::encode_file", "path", path);
+  const std::string text = read_regular_file("Tokenizer::encode_file", "path", path);
   std::vector<std::string_view> lines;
   for (std::size_t position = 0; position < text.size();) {
     std::size_t end = text.find('\n', position);
@@ -183,24 +170,33 @@ std::vector<std::int32_t> Tokenizer::encode_file(const std::string& path) const 
   }
   // Lines are encoded in parallel (Encode is const and thread-safe) into per-chunk vectors
   // joined in order, so the ids do not depend on the thread count. No exception may leave an
-  // OpenMP region: a failure is kept and thrown after it.
+  // OpenMP region: a failure (a status, or an exception such as std::bad_alloc) is kept and
+  // thrown after it.
   const auto line_count = static_cast<std::int64_t>(lines.size());
   const std::int64_t chunks = std::min<std::int64_t>(line_count, 256);
   std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(chunks));
   std::vector<std::string> failures(static_cast<std::size_t>(chunks));
+  std::vector<std::exception_ptr> exceptions(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(dynamic)
   for (std::int64_t c = 0; c < chunks; ++c) {
-    std::vector<int> ids;
-    auto& part = parts[static_cast<std::size_t>(c)];
-    for (std::int64_t l = line_count * c / chunks; l < line_count * (c + 1) / chunks; ++l) {
-      const auto status = impl_->processor.Encode(lines[static_cast<std::size_t>(l)], &ids);
-      if (!status.ok()) {
-        failures[static_cast<std::size_t>(c)] =
-            fmt::format("line {}: {}", l + 1, status.ToString());
-        break;
+    try {
+      std::vector<int> ids;
+      auto& part = parts[static_cast<std::size_t>(c)];
+      for (std::int64_t l = line_count * c / chunks; l < line_count * (c + 1) / chunks; ++l) {
+        const auto status = impl_->processor.Encode(lines[static_cast<std::size_t>(l)], &ids);
+        if (!status.ok()) {
+          failures[static_cast<std::size_t>(c)] =
+              fmt::format("line {}: {}", l + 1, status.ToString());
+          break;
+        }
+        part.insert(part.end(), ids.begin(), ids.end());
       }
-      part.insert(part.end(), ids.begin(), ids.end());
+    } catch (...) {
+      exceptions[static_cast<std::size_t>(c)] = std::current_exception();
     }
+  }
+  for (const std::exception_ptr& e : exceptions) {
+    if (e) std::rethrow_exception(e);
   }
   std::size_t total = 0;
   for (std::size_t c = 0; c < parts.size(); ++c) {

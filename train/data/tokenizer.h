@@ -34,10 +34,13 @@ struct TokenizerTrainOptions {
 
 class Tokenizer {
  public:
+  // The smallest vocabulary that can ever train: the 3 special pieces (<unk>, <s>, </s>), the
+  // word-start mark "▁" and one character.
+  static constexpr int kMinVocabSize = 5;
   // Trains a model on the UTF-8 text file `corpus_path` (one sentence or paragraph per line)
   // and, when `out_path` is not empty, writes it there as a `.model` file. Throws mg::Error for
-  // a missing or empty file, vocab_size < 1 or past what the corpus supports (the message says
-  // the largest it supports), or any other SentencePiece failure.
+  // a missing or empty file, vocab_size below kMinVocabSize or past what the corpus supports
+  // (the message says the largest it supports), or any other SentencePiece failure.
   static Tokenizer train(const std::string& corpus_path, int vocab_size,
                          const std::string& out_path = "",
                          const TokenizerTrainOptions& options = {});

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "minigraph/cpu.h"
@@ -63,6 +64,9 @@ using DgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint,
 
 struct OpenBlas {
   std::string error;  // why it could not be loaded; empty when it was
+  std::string expected =
+      fmt::format("OpenBLAS loadable from {} (Debian: libopenblas0-openmp)", MG_OPENBLAS_PATH);
+  mutable std::atomic<int> mapped_threads{0};  // threads whose buffers OpenBLAS has mapped
   std::string chosen_by;
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
@@ -72,14 +76,66 @@ struct OpenBlas {
   int (*get_parallel)() = nullptr;
 };
 
+// OpenBLAS maps a buffer of 128 MiB (its BUFFER_SIZE) for each of its threads when it loads or
+// gains threads, and one more at the first GEMM, and when the address space has no room it
+// retries the mapping forever (blas_memory_alloc's loop): under too small a ulimit -v the
+// process would hang. So the room is checked first, and an mg::Error says what is missing.
+constexpr std::int64_t kOpenBlasBufferBytes = (std::int64_t{128} << 20) + (std::int64_t{64} << 10);
+
+// What is missing for OpenBLAS to map its buffers for `threads` threads (`mapped` of them
+// already there), as an error's expected and actual texts; nothing when it fits.
+struct MissingRoom {
+  std::string expected, actual;
+};
+std::optional<MissingRoom> openblas_missing_room(int threads, int mapped) {
+  const cpu::AvailableMemory available = cpu::available_memory();
+  const std::int64_t needed = (threads + 1 - mapped) * kOpenBlasBufferBytes;
+  if (!available.known || available.bytes >= needed) return std::nullopt;
+  return MissingRoom{
+      fmt::format("{} MiB for OpenBLAS's buffers (128 MiB for each of {} threads and one more; "
+                  "without it OpenBLAS would wait forever)",
+                  needed >> 20, threads - mapped),
+      fmt::format("{} MiB available ({})", available.bytes >> 20, available.source)};
+}
+
 template <typename Fn>
 void bind(void* handle, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
   if (fn == nullptr && error.empty()) error = fmt::format("no symbol {} in it", name);
 }
 
-OpenBlas load_openblas() {
-  OpenBlas lib;
+// Sets an environment variable for the length of OpenBLAS's constructor, unless the user set it.
+class EnvironmentForLoad {
+ public:
+  EnvironmentForLoad(const char* name, const std::string& value) : name_(name) {
+    const char* user = std::getenv(name);
+    set_ = (user == nullptr || *user == '\0') && !value.empty();
+    if (set_) setenv(name, value.c_str(), 1);
+  }
+  ~EnvironmentForLoad() {
+    if (set_) unsetenv(name_);
+  }
+  EnvironmentForLoad(const EnvironmentForLoad&) = delete;
+  EnvironmentForLoad& operator=(const EnvironmentForLoad&) = delete;
+  bool set() const { return set_; }
+
+ private:
+  const char* name_;
+  bool set_ = false;
+};
+
+void load_openblas(OpenBlas& lib) {
+  // OpenBLAS maps buffers for as many threads as it starts with: minigraph's count, not every
+  // core (OPENBLAS_NUM_THREADS, when the user set none).
+  const char* user_threads = std::getenv("OPENBLAS_NUM_THREADS");
+  const int threads =
+      std::max(num_threads(), user_threads != nullptr ? std::atoi(user_threads) : 0);
+  if (const auto missing = openblas_missing_room(threads, 0)) {
+    lib.expected = missing->expected;
+    lib.error = missing->actual;
+    return;
+  }
+  const EnvironmentForLoad thread_count("OPENBLAS_NUM_THREADS", std::to_string(num_threads()));
   const char* user = std::getenv("OPENBLAS_CORETYPE");
   const CoreChoice choice = core_for_this_cpu();
   const bool choose = (user == nullptr || *user == '\0') && choice.core != nullptr;
@@ -96,8 +152,9 @@ OpenBlas load_openblas() {
   if (choose) unsetenv("OPENBLAS_CORETYPE");
   if (handle == nullptr) {
     lib.error = dlerror();
-    return lib;
+    return;
   }
+  lib.mapped_threads = threads;
   bind(handle, "cblas_sgemm", lib.sgemm, lib.error);
   bind(handle, "cblas_dgemm", lib.dgemm, lib.error);
   bind(handle, "openblas_set_num_threads", lib.set_num_threads, lib.error);
@@ -105,24 +162,22 @@ OpenBlas load_openblas() {
   bind(handle, "openblas_get_corename", lib.get_corename, lib.error);
   bind(handle, "openblas_get_parallel", lib.get_parallel, lib.error);
   if (lib.error.empty()) lib.set_num_threads(num_threads());
-  return lib;
 }
 
 std::atomic<const OpenBlas*> loaded{nullptr};
 
 // Loaded once, on first use (the first matmul, or a report of the library).
 const OpenBlas& openblas() {
-  static const OpenBlas lib = load_openblas();
-  static const bool published = (loaded.store(&lib, std::memory_order_release), true);
+  static OpenBlas lib;
+  static const bool published =
+      (load_openblas(lib), loaded.store(&lib, std::memory_order_release), true);
   (void)published;
   return lib;
 }
 
 const OpenBlas& usable_openblas() {
   const OpenBlas& lib = openblas();
-  MG_CHECK(lib.error.empty(), "matmul", "GEMM library",
-           fmt::format("OpenBLAS loadable from {} (Debian: libopenblas0-openmp)", MG_OPENBLAS_PATH),
-           "{}", lib.error);
+  MG_CHECK(lib.error.empty(), "matmul", "GEMM library", lib.expected, "{}", lib.error);
   return lib;
 }
 
@@ -134,7 +189,16 @@ void set_gemm_threads(int threads) {
 #if defined(MG_GEMM_OPENBLAS)
   // Before OpenBLAS is loaded there is nothing to set: loading applies num_threads().
   const OpenBlas* lib = loaded.load(std::memory_order_acquire);
-  if (lib != nullptr && lib->error.empty()) lib->set_num_threads(threads);
+  if (lib != nullptr && lib->error.empty()) {
+    const int mapped = lib->mapped_threads.load();
+    if (threads > mapped) {
+      const auto missing = openblas_missing_room(threads, mapped);
+      MG_CHECK(!missing, "set_num_threads", "threads", missing->expected, "{} threads: {}", threads,
+               missing->actual);
+      lib->mapped_threads = threads;
+    }
+    lib->set_num_threads(threads);
+  }
 #elif defined(MG_GEMM_BLIS)
   bli_thread_set_num_threads(threads);
 #endif
