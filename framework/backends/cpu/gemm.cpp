@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "minigraph/cpu.h"
 #include "minigraph/error.h"
@@ -76,25 +78,31 @@ struct OpenBlas {
   int (*get_parallel)() = nullptr;
 };
 
-// OpenBLAS maps a buffer of 128 MiB (its BUFFER_SIZE) for each of its threads when it loads or
-// gains threads, and one more at the first GEMM, and when the address space has no room it
-// retries the mapping forever (blas_memory_alloc's loop): under too small a ulimit -v the
-// process would hang. So the room is checked first, and an mg::Error says what is missing.
-constexpr std::int64_t kOpenBlasBufferBytes = (std::int64_t{128} << 20) + (std::int64_t{64} << 10);
+// OpenBLAS maps a buffer of 128 MiB (its BUFFER_SIZE) for each thread when it loads (one per
+// processor, whatever OPENBLAS_NUM_THREADS says) or gains threads, and one more at the first
+// GEMM, and when the address space has no room it retries the mapping forever
+// (blas_memory_alloc's loop): under too small a ulimit -v the process would hang. Measured with
+// Debian's 0.3.21 on 2 cores: 302 MB of address space at the load, 140 MB more at the first
+// GEMM. So the room is checked first, and an mg::Error says what is missing.
+constexpr std::int64_t kOpenBlasBufferBytes = std::int64_t{128} << 20;
+constexpr std::int64_t kOpenBlasLibraryBytes = std::int64_t{64} << 20;  // code, its threads
 
 // What is missing for OpenBLAS to map its buffers for `threads` threads (`mapped` of them
-// already there), as an error's expected and actual texts; nothing when it fits.
+// already there, 0 before the load), as an error's expected and actual texts; nothing when it
+// fits.
 struct MissingRoom {
   std::string expected, actual;
 };
 std::optional<MissingRoom> openblas_missing_room(int threads, int mapped) {
   const cpu::AvailableMemory available = cpu::available_memory();
-  const std::int64_t needed = (threads + 1 - mapped) * kOpenBlasBufferBytes;
+  const std::int64_t needed = mapped == 0
+                                  ? (threads + 1) * kOpenBlasBufferBytes + kOpenBlasLibraryBytes
+                                  : (threads - mapped) * kOpenBlasBufferBytes;
   if (!available.known || available.bytes >= needed) return std::nullopt;
   return MissingRoom{
-      fmt::format("{} MiB for OpenBLAS's buffers (128 MiB for each of {} threads and one more; "
-                  "without it OpenBLAS would wait forever)",
-                  needed >> 20, threads - mapped),
+      fmt::format("{} MiB for OpenBLAS's buffers (128 MiB for each of {} threads{}; without it "
+                  "OpenBLAS would wait forever)",
+                  needed >> 20, threads - mapped, mapped == 0 ? ", one more and the library" : ""),
       fmt::format("{} MiB available ({})", available.bytes >> 20, available.source)};
 }
 
@@ -104,38 +112,14 @@ void bind(void* handle, const char* name, Fn& fn, std::string& error) {
   if (fn == nullptr && error.empty()) error = fmt::format("no symbol {} in it", name);
 }
 
-// Sets an environment variable for the length of OpenBLAS's constructor, unless the user set it.
-class EnvironmentForLoad {
- public:
-  EnvironmentForLoad(const char* name, const std::string& value) : name_(name) {
-    const char* user = std::getenv(name);
-    set_ = (user == nullptr || *user == '\0') && !value.empty();
-    if (set_) setenv(name, value.c_str(), 1);
-  }
-  ~EnvironmentForLoad() {
-    if (set_) unsetenv(name_);
-  }
-  EnvironmentForLoad(const EnvironmentForLoad&) = delete;
-  EnvironmentForLoad& operator=(const EnvironmentForLoad&) = delete;
-  bool set() const { return set_; }
-
- private:
-  const char* name_;
-  bool set_ = false;
-};
-
 void load_openblas(OpenBlas& lib) {
-  // OpenBLAS maps buffers for as many threads as it starts with: minigraph's count, not every
-  // core (OPENBLAS_NUM_THREADS, when the user set none).
-  const char* user_threads = std::getenv("OPENBLAS_NUM_THREADS");
   const int threads =
-      std::max(num_threads(), user_threads != nullptr ? std::atoi(user_threads) : 0);
+      std::max(num_threads(), static_cast<int>(std::thread::hardware_concurrency()));
   if (const auto missing = openblas_missing_room(threads, 0)) {
     lib.expected = missing->expected;
     lib.error = missing->actual;
     return;
   }
-  const EnvironmentForLoad thread_count("OPENBLAS_NUM_THREADS", std::to_string(num_threads()));
   const char* user = std::getenv("OPENBLAS_CORETYPE");
   const CoreChoice choice = core_for_this_cpu();
   const bool choose = (user == nullptr || *user == '\0') && choice.core != nullptr;
@@ -161,7 +145,15 @@ void load_openblas(OpenBlas& lib) {
   bind(handle, "openblas_get_config", lib.get_config, lib.error);
   bind(handle, "openblas_get_corename", lib.get_corename, lib.error);
   bind(handle, "openblas_get_parallel", lib.get_parallel, lib.error);
-  if (lib.error.empty()) lib.set_num_threads(num_threads());
+  if (!lib.error.empty()) return;
+  lib.set_num_threads(num_threads());
+  // OpenBLAS maps a call's buffer (and its threads' ones) at the first GEMM: that happens now,
+  // while the room for them was just checked, not at a first matmul after the tensors took it.
+  constexpr int kWarm = 256;  // past OpenBLAS's small-matrix path and its threading threshold
+  std::vector<float> warm(3 * kWarm * kWarm, 0.0f);
+  lib.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kWarm, kWarm, kWarm, 1.0f, warm.data(),
+            kWarm, warm.data() + kWarm * kWarm, kWarm, 0.0f, warm.data() + 2 * kWarm * kWarm,
+            kWarm);
 }
 
 std::atomic<const OpenBlas*> loaded{nullptr};
