@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "expect_error.h"
 #include "minigraph/cpu.h"
@@ -85,6 +86,17 @@ TEST(Threads, DefaultFollowsOmpNumThreadsAndSaysWhichSettingWon) {
   }
   set_num_threads(2);
   EXPECT_EQ(num_threads_origin(), "set_num_threads(2)");
+}
+
+// The thread team starts when the count is set, while the room for its stacks was just checked:
+// a team started at the first kernel, after the tensors took that room, would end the process
+// (libgomp exits when it cannot start a thread). Runs before any parallel_for in its process.
+TEST(Threads, TheTeamStartsWhenTheCountIsSet) {
+  set_num_threads(2);
+  std::int64_t tasks = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    ++tasks;
+  EXPECT_GE(tasks, 2) << "threads of this process right after set_num_threads(2)";
 }
 
 // No exception may leave an OpenMP region (std::terminate): a part that throws has its
