@@ -84,6 +84,7 @@ cases=(
   "2|train --lr 0.001 --min-lr 0.01"
   "2|train --lr 0.0005"
   "2|train --warmup 50 --steps 10"
+  "2|train --warmup 11 --steps 10"
   "2|train --momentum 0.5"
   "2|train --optimizer adamw --momentum 0.5"
   "2|train --eval-every 0 --eval-batches 3"
