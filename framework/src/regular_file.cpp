@@ -64,15 +64,22 @@ std::string RegularFile::read_all(std::int64_t max_bytes) const {
   std::string bytes(static_cast<std::size_t>(size_), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n =
-        ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    MG_CHECK(n >= 0, op_, argument_, "a readable file", "'{}': {}", path_, std::strerror(errno));
+    const std::size_t n =
+        read_at(static_cast<std::int64_t>(done), bytes.data() + done, bytes.size() - done);
     MG_CHECK(n > 0, op_, argument_, "a file that keeps its size while read",
              "'{}' shrank from {} to {} bytes", path_, size_, done);
-    done += static_cast<std::size_t>(n);
+    done += n;
   }
   return bytes;
+}
+
+std::size_t RegularFile::read_at(std::int64_t offset, char* data, std::size_t size) const {
+  ssize_t n = 0;
+  do {
+    n = ::pread(fd_, data, size, static_cast<off_t>(offset));
+  } while (n < 0 && errno == EINTR);
+  MG_CHECK(n >= 0, op_, argument_, "a readable file", "'{}': {}", path_, std::strerror(errno));
+  return static_cast<std::size_t>(n);
 }
 
 std::string read_regular_file(const std::string& op, const std::string& argument,

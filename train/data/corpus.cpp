@@ -1,12 +1,7 @@
 #include "data/corpus.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
-#include "minigraph/error.h"
 #include "minigraph/regular_file.h"
 
 namespace mg::train {
@@ -53,13 +48,11 @@ CorpusFacts inspect_corpus(const std::string& op, const std::string& path) {
   NotTextCounter counter;
   std::vector<char> buffer(std::size_t{1} << 20);
   std::int64_t done = 0;
-  while (done < file.size()) {
-    const ssize_t n = ::pread(file.fd(), buffer.data(), buffer.size(), static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    MG_CHECK(n >= 0, op, "corpus", "a readable file", "'{}': {}", path, std::strerror(errno));
-    if (n == 0) break;  // shorter than at open: what is there is what the corpus is
-    counter.add({buffer.data(), static_cast<std::size_t>(n)});
-    done += n;
+  while (done < file.size()) {  // a file shorter than at open is what the corpus is
+    const std::size_t n = file.read_at(done, buffer.data(), buffer.size());
+    if (n == 0) break;
+    counter.add({buffer.data(), n});
+    done += static_cast<std::int64_t>(n);
   }
   return {file.size(), counter.count()};
 }

@@ -28,6 +28,9 @@ class RegularFile {
   // The file's size() bytes. mg::Error when size() is over `max_bytes` (both named), when a
   // read fails, or when the file shrank while being read; a file that grows is read as it was.
   std::string read_all(std::int64_t max_bytes = std::numeric_limits<std::int64_t>::max()) const;
+  // Up to `size` bytes at `offset` into `data` (retrying interrupted reads): how many, 0 at the
+  // end. mg::Error when the read fails.
+  std::size_t read_at(std::int64_t offset, char* data, std::size_t size) const;
 
  private:
   std::string op_, argument_, path_;
