@@ -8,13 +8,13 @@
 #   minigraph/*.h                  framework/include/minigraph/: the core
 #   minigraph/ops.h, version.h     generated at configure time
 #   minigraph/ops/<op>/<op>.h      each built-in op's public header (ops/CMakeLists.txt)
-#   minigraph/models/...           layers/embedding.h, andrea/config.h, andrea/model.h
+#   minigraph/models/...           layers/init.h, layers/embedding.h, andrea/config.h,
+#                                  andrea/model.h
 #   minigraph/optim/...            optimizer.h, sgd.h, adamw.h, clip.h, schedule.h
-#   minigraph/dist/...             communicator.h, mpi_communicator.h, nccl_communicator.h,
+#   minigraph/distributed/...      communicator.h, mpi_communicator.h, nccl_communicator.h,
 #                                  gradient_reducer.h
 #   minigraph/train/...            data/tokenizer.h, data/dataset.h, data/corpus.h, checkpoint.h,
-#                                  trainer.h,
-#                                  similarity.h
+#                                  trainer.h, similarity.h
 #   minigraph/testing/op_harness.h the op harness (when tests are built)
 include(CMakePackageConfigHelpers)
 set(MINIGRAPH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/minigraph)

@@ -3,7 +3,7 @@
 # build minigraph with the CUDA backend, run the whole test suite with the GPU tests live, and
 # benchmark the ANDREA input layer + head forward and backward (B = 8, T = 1024), then train the
 # lesson's model on the GPU for 200 steps and once at ANDREA-120M's size for 20 (tokens/s).
-# The suite includes the single-process, single-GPU NCCL communicator (dist_nccl_one_gpu).
+# The suite includes the single-process, single-GPU NCCL communicator (distributed_nccl_one_gpu).
 # Fails if a test was skipped, since here each one should run. About 3-5 minutes on 16 cores.
 #   tools/gpu-check.sh [build-dir]      (default: build-gpu)
 set -euo pipefail

@@ -21,9 +21,10 @@
 #include "data/tokenizer.h"
 #include "minigraph/autograd.h"
 #include "minigraph/cpu.h"
-#include "minigraph/dist/communicator.h"
-#include "minigraph/dist/gradient_reducer.h"
+#include "minigraph/distributed/communicator.h"
+#include "minigraph/distributed/gradient_reducer.h"
 #include "minigraph/error.h"
+#include "minigraph/models/layers/init.h"
 #include "minigraph/optim/adamw.h"
 #include "minigraph/optim/clip.h"
 #include "minigraph/optim/schedule.h"
@@ -79,8 +80,8 @@ struct Trainer::Private {
   std::chrono::steady_clock::time_point started;
   std::int64_t first_step = 0;  // of this process: tokens/s counts from here
   // Data parallel (null without a communicator, or with one rank).
-  dist::Communicator* comm = nullptr;
-  std::unique_ptr<dist::GradientReducer> reducer;
+  distributed::Communicator* comm = nullptr;
+  std::unique_ptr<distributed::GradientReducer> reducer;
   int rank = 0, ranks = 1;
 };
 
@@ -151,7 +152,7 @@ std::int64_t metadata_count(const std::map<std::string, std::string>& metadata,
 Trainer::Trainer(const TrainConfig& config) : Trainer(config, nullptr) {}
 
 Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer,
-                 dist::Communicator* comm)
+                 distributed::Communicator* comm)
     : config_(config), p_(std::make_unique<Private>()) {
   config_.validate();
   if (comm != nullptr && comm->world_size() > 1) {
@@ -165,7 +166,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
   }
   if (!tokenizer && p_->comm != nullptr) {
     // One tokenizer for all: rank 0 trains it, the others take its bytes.
-    const std::string bytes = dist::broadcast_bytes(
+    const std::string bytes = distributed::broadcast_bytes(
         *p_->comm, p_->rank == 0 ? train_tokenizer(config_).serialized() : "");
     tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_serialized(bytes));
   }
@@ -180,10 +181,10 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
   p_->schedule =
       optim::WarmupCosine(config_.lr, config_.min_lr, warmup_steps(config_), config_.steps);
   if (p_->comm != nullptr) {
-    dist::check_same_on_every_rank(*p_->comm, "train", run_description());
+    distributed::check_same_on_every_rank(*p_->comm, "train", run_description());
     NoGradGuard no_grad;
     for (const Tensor& p : model_->parameters()) p_->comm->broadcast(p, 0);
-    p_->reducer = std::make_unique<dist::GradientReducer>(*p_->comm, model_->named_parameters(),
+    p_->reducer = std::make_unique<distributed::GradientReducer>(*p_->comm, model_->named_parameters(),
                                                           config_.bucket_bytes);
   }
   p_->started = std::chrono::steady_clock::now();
@@ -232,7 +233,7 @@ StepMetrics Trainer::step() {
   if (p_->reducer) {
     // The whole batch's loss: the mean of the ranks' (each a mean over as many tokens).
     loss_value = loss.detach().clone();
-    auto loss_mean = p_->comm->all_reduce_async(loss_value, dist::ReduceOp::mean);
+    auto loss_mean = p_->comm->all_reduce_async(loss_value, distributed::ReduceOp::mean);
     backward(loss, Tensor(), false, p_->reducer->hook());
     p_->reducer->finish();
     loss_mean->wait();
@@ -314,7 +315,7 @@ void Trainer::save(CheckpointDir& dir) const {
 }
 
 std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config,
-                                         dist::Communicator* comm) {
+                                         distributed::Communicator* comm) {
   CheckpointFiles files = read_checkpoint(dir, /*with_optimizer=*/true, "train --resume");
   const std::string model_path = files.model.source();
   const auto& meta = files.model.metadata();

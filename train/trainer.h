@@ -13,10 +13,10 @@
 #include "minigraph/models/andrea/model.h"
 #include "minigraph/tensor.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 class Communicator;
 class GradientReducer;
-}  // namespace mg::dist
+}  // namespace mg::distributed
 
 namespace mg::train {
 
@@ -88,7 +88,7 @@ class Trainer {
   // the whole batch's on every rank; save() writes on rank 0 only. Throws mg::Error on every
   // rank when B is not a multiple of N or the ranks differ.
   Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer,
-          dist::Communicator* comm = nullptr);
+          distributed::Communicator* comm = nullptr);
   // A run continued from a checkpoint directory written by save() (or one save's folder in
   // it), its files checked to be one save's: the model, the optimizer's
   // state, the tokenizer and the step; `config` must agree with the checkpoint on everything
@@ -96,7 +96,7 @@ class Trainer {
   // `steps` (to run longer) and the evaluation settings. With `comm`, every rank reads the
   // directory, and the number of ranks may differ from the run that wrote it.
   static std::unique_ptr<Trainer> resume(const std::string& dir, const TrainConfig& config,
-                                         dist::Communicator* comm = nullptr);
+                                         distributed::Communicator* comm = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;

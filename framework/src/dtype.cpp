@@ -92,17 +92,6 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view op,
   return result;
 }
 
-void check_rows_within(std::int64_t length, std::int64_t offset, std::int64_t rows,
-                       std::string_view op, std::string_view what, std::string_view expected) {
-  std::int64_t end = 0;
-  const bool wraps = __builtin_add_overflow(length, offset, &end);
-  const std::string sum = wraps ? fmt::format("{} + {} (past 2^63 - 1)", length, offset)
-                                : fmt::format("{} + {} = {}", length, offset, end);
-  // rows >= length first, so rows - length cannot wrap (rows may be negative: an attribute).
-  MG_CHECK(length >= 0 && offset >= 0 && rows >= length && offset <= rows - length, std::string(op),
-           std::string(what), std::string(expected), "{} = {}", what, sum);
-}
-
 std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 }  // namespace mg

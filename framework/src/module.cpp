@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 #include <unordered_map>
 
@@ -203,12 +202,6 @@ void Module::save(const std::string& path,
 
 LoadReport Module::load(const std::string& path, bool strict) {
   return load_state_dict(load_safetensors(path), strict);
-}
-
-Tensor init_normal_scaled(const Shape& shape, std::int64_t d_model, std::uint64_t seed,
-                          DType dtype) {
-  MG_CHECK(d_model > 0, "init_normal_scaled", "d_model", "a positive size", "{}", d_model);
-  return Tensor::normal(shape, 0.0, 1.0 / std::sqrt(static_cast<double>(d_model)), seed, dtype);
 }
 
 }  // namespace mg

@@ -1,22 +1,24 @@
-// The umbrella header, above every floor (framework, ops, models, optim, train): tensors,
-// autograd, modules, gradcheck, graph pictures, op libraries, threads and CPU memory statistics,
-// every built-in op, the ANDREA layers, the optimizers, clipping and schedules, and training
-// (tokenizer, dataset, batches, the trainer, embedding similarity).
+// The umbrella header, above every floor (framework, ops, models, optim, distributed, train):
+// tensors, autograd, modules, gradcheck, graph pictures, op libraries, threads and CPU memory
+// statistics, every built-in op, the ANDREA layers, the optimizers, clipping and schedules, the
+// communicators of data-parallel training, and training (tokenizer, dataset, batches, the
+// trainer, embedding similarity).
 #pragma once
 
 #include "minigraph/atomic_file.h"
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
 #include "minigraph/cpu.h"
-#include "minigraph/dist/communicator.h"
-#include "minigraph/dist/gradient_reducer.h"
-#include "minigraph/dist/mpi_communicator.h"
-#include "minigraph/dist/nccl_communicator.h"
+#include "minigraph/distributed/communicator.h"
+#include "minigraph/distributed/gradient_reducer.h"
+#include "minigraph/distributed/mpi_communicator.h"
+#include "minigraph/distributed/nccl_communicator.h"
 #include "minigraph/error.h"
 #include "minigraph/format.h"
 #include "minigraph/gradcheck.h"
 #include "minigraph/graphviz.h"
 #include "minigraph/models/andrea/model.h"
+#include "minigraph/models/layers/init.h"
 #include "minigraph/module.h"
 #include "minigraph/op.h"
 #include "minigraph/ops.h"

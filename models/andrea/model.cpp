@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "layers/init.h"
 #include "minigraph/error.h"
 #include "minigraph/ops/add/add.h"
 #include "minigraph/ops/matmul/matmul.h"

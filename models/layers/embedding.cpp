@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "layers/init.h"
 #include "minigraph/error.h"
 
 #include "minigraph/ops/embedding/embedding.h"

@@ -6,6 +6,7 @@
 #include "position_embedding/position_embedding.h"
 
 #include "common/define_op.h"
+#include "position_embedding/position_rows.h"
 #include "position_embedding_backward/position_embedding_backward.h"
 
 namespace mg {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/define_op.h"
+#include "position_embedding/position_rows.h"
 #include "position_embedding/position_embedding.h"
 
 namespace mg {

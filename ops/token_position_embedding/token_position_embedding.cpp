@@ -7,6 +7,7 @@
 #include "token_position_embedding/token_position_embedding.h"
 
 #include "common/define_op.h"
+#include "position_embedding/position_rows.h"
 #include "embedding_backward/embedding_backward.h"
 #include "position_embedding_backward/position_embedding_backward.h"
 #include "sum_to/sum_to.h"

@@ -25,13 +25,14 @@ endif()
 # The expected public headers, from the sources (not from the install rules).
 set(expected minigraph/minigraph.h minigraph/ops.h minigraph/version.h
              minigraph/ops/builtin_ops.h minigraph/testing/op_harness.h
+             minigraph/models/layers/init.h
              minigraph/models/layers/embedding.h minigraph/models/andrea/config.h
              minigraph/models/andrea/model.h minigraph/train/data/tokenizer.h
              minigraph/train/data/dataset.h minigraph/train/data/corpus.h
              minigraph/train/checkpoint.h minigraph/train/trainer.h
              minigraph/train/similarity.h minigraph/ops/loss_reduction.h)
 file(GLOB optim_headers RELATIVE ${TOP_SOURCE_DIR} ${TOP_SOURCE_DIR}/optim/*.h
-     ${TOP_SOURCE_DIR}/dist/*.h)
+     ${TOP_SOURCE_DIR}/distributed/*.h)
 foreach(header IN LISTS optim_headers)
   list(APPEND expected minigraph/${header})
 endforeach()

@@ -1,49 +1,62 @@
-# ctest layers_include_only_below: each floor includes headers of its own floor and those
-# below it only (DESIGN: framework <- ops <- models <- optim <- dist <- train <- tools). The
-# build already cannot find a header of a floor above (its generated folder is not on the
-# include path); this names the offending file and line, and also catches an include that
-# goes through a relative or absolute path.
+# ctest layers_include_only_seen: each floor includes headers of its own floor and of the
+# floors it sees only (cmake/MinigraphFloors.cmake: framework <- ops <- {models, optim};
+# framework <- distributed; train sees all of them). The build already cannot find a header of
+# a floor not seen (its generated folder is not on the include path); this names the offending
+# file and line, and also catches an include through a floor's private folder names ("add/add.h",
+# "layers/embedding.h") or a relative or absolute path.
 #   cmake -DSOURCE_DIR=<repo> -P check_includes.cmake
 cmake_minimum_required(VERSION 3.24)
-file(STRINGS ${SOURCE_DIR}/ops/op_list.h op_lines REGEX "^MG_OP\\(")
-set(op_folders common)
-foreach(line IN LISTS op_lines)
-  string(REGEX REPLACE "^MG_OP\\(([a-z0-9_]+)\\).*" "\\1" op "${line}")
-  list(APPEND op_folders ${op})
+include(${SOURCE_DIR}/cmake/MinigraphFloors.cmake)
+
+# The names by which a floor's headers can be reached: minigraph/<floor>/ in the installed
+# layout, and the floor's folder or one of its subfolders (ops/add/, models/layers/, train/data/)
+# as a private root or relative path.
+foreach(floor IN LISTS MINIGRAPH_FLOORS)
+  set(names_${floor} ${floor})
+  file(GLOB children LIST_DIRECTORIES true RELATIVE ${SOURCE_DIR}/${floor} ${SOURCE_DIR}/${floor}/*)
+  foreach(child IN LISTS children)
+    if(IS_DIRECTORY ${SOURCE_DIR}/${floor}/${child})
+      list(APPEND names_${floor} ${child})
+    endif()
+  endforeach()
 endforeach()
-list(JOIN op_folders "|" op_alternatives)
-# What a floor must not include, as a regex on the text after `#include`.
-set(above_framework "minigraph/(ops|models|optim|dist|train)[/.]|minigraph/minigraph\\.h|(^|[\"</])(ops|models|andrea|layers|optim|dist|train|${op_alternatives})/")
-set(above_ops "minigraph/(models|optim|dist|train)/|minigraph/minigraph\\.h|(^|[\"</])(models|andrea|layers|optim|dist|train)/")
-set(above_models "minigraph/(optim|dist|train)/|minigraph/minigraph\\.h|(^|[\"</])(optim|train|dist|tools|cli)/")
-# optim/ may include the framework, the ops and the models; nothing of train/, dist/, tools/.
-set(above_optim "minigraph/(train|dist|tools)/|minigraph/minigraph\\.h|(^|[\"</])(train|dist|tools|cli)/")
-# dist may include the floors below it; not train (which trains through it) or tools.
-set(above_dist "minigraph/(train|tools)/|minigraph/minigraph\\.h|(^|[\"</])(train|tools|cli)/")
-# train may include every floor below it, dist too; not tools.
-set(above_train "minigraph/tools/|minigraph/minigraph\\.h|(^|[\"</])(tools|cli)/")
 
 set(violations "")
-foreach(floor framework ops models optim dist train)
+foreach(floor IN LISTS MINIGRAPH_FLOORS)
+  minigraph_floors_below(${floor} seen)
+  # What this floor must not include, as a regex on the text after `#include`: the umbrella
+  # header, the CLI, and every floor it does not see.
+  set(unseen_floors tools)
+  set(unseen_names tools cli)
+  foreach(other IN LISTS MINIGRAPH_FLOORS)
+    if(NOT other STREQUAL floor AND NOT other IN_LIST seen)
+      list(APPEND unseen_floors ${other})
+      list(APPEND unseen_names ${names_${other}})
+    endif()
+  endforeach()
+  list(REMOVE_ITEM unseen_names ${names_${floor}})  # a folder name both floors use is its own
+  list(JOIN unseen_floors "|" floors_alternatives)
+  list(JOIN unseen_names "|" names_alternatives)
+  set(pattern "minigraph/(${floors_alternatives})[/.]|minigraph/minigraph\\.h|(^|[\"</])(${names_alternatives})/")
+
   file(GLOB_RECURSE files ${SOURCE_DIR}/${floor}/*.h ${SOURCE_DIR}/${floor}/*.cpp
        ${SOURCE_DIR}/${floor}/*.cu ${SOURCE_DIR}/${floor}/*.cuh)
-  set(pattern "${above_${floor}}")
-  set(count 0)
+  list(LENGTH files count)
   foreach(file IN LISTS files)
-    math(EXPR count "${count} + 1")
     file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include")
     foreach(include IN LISTS includes)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*" "" target "${include}")
       if(target MATCHES "${pattern}")
         file(RELATIVE_PATH where ${SOURCE_DIR} ${file})
-        list(APPEND violations "${where}: ${include}")
+        list(APPEND violations "${where}: ${include} (${floor} does not see it)")
       endif()
     endforeach()
   endforeach()
-  message(STATUS "${floor}/: ${count} files checked")
+  list(JOIN seen ", " seen_text)
+  message(STATUS "${floor}/: ${count} files checked; it sees: ${seen_text}")
 endforeach()
 if(violations)
   list(JOIN violations "\n  " shown)
-  message(FATAL_ERROR "FAILED: includes of a floor above:\n  ${shown}")
+  message(FATAL_ERROR "FAILED: includes of a floor not seen:\n  ${shown}")
 endif()
-message(STATUS "no floor includes a header of a floor above it: ok")
+message(STATUS "no floor includes a header of a floor it does not see: ok")

@@ -259,11 +259,11 @@ std::string version_text() {
     const int gpus = device_count(DeviceKind::cuda);
     cuda = fmt::format("CUDA: on, {} GPU{} visible", gpus, gpus == 1 ? "" : "s");
   }
-  const std::string mpi = dist::mpi_built()
-                              ? fmt::format("MPI: on ({})", dist::mpi_library_version())
+  const std::string mpi = distributed::mpi_built()
+                              ? fmt::format("MPI: on ({})", distributed::mpi_library_version())
                               : "MPI: off (not built: Debian's libopenmpi-dev was not found)";
   const std::string nccl =
-      dist::nccl_built()                ? fmt::format("NCCL: on ({})", dist::nccl_library_version())
+      distributed::nccl_built()                ? fmt::format("NCCL: on ({})", distributed::nccl_library_version())
       : backend_built(DeviceKind::cuda) ? "NCCL: off (not found with the CUDA toolkit)"
                                         : "NCCL: off (needs the CUDA backend)";
   return fmt::format("minigraph {}\ncommit: {}\n{}\n{}\n{}\n{}\n{}", MINIGRAPH_VERSION_STRING,

@@ -80,10 +80,10 @@ std::string describe(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 // In an MPI job every rank sees the same command line: rank 0 alone reports what is wrong
-// with it (a rank's own failure in `train` is reported by that rank, dist_job.h).
+// with it (a rank's own failure in `train` is reported by that rank, distributed_job.h).
 int fail(int code, const std::string& message) {
   std::fflush(stdout);
-  if (mg::dist::launcher_rank() == 0) fmt::print(stderr, "error: {}\n", message);
+  if (mg::distributed::launcher_rank() == 0) fmt::print(stderr, "error: {}\n", message);
   return code;
 }
 

@@ -5,7 +5,7 @@
 // On a terminal: a progress bar on stderr; in a pipe: a log line every --log-every steps;
 // --json: one JSON object per step on stdout. ^C (or SIGTERM) stops after the step in
 // progress and writes the checkpoint, so `--resume` continues as if never stopped. Started by
-// mpirun, every process is one rank of a data-parallel run (dist_job.h): rank 0 prints and
+// mpirun, every process is one rank of a data-parallel run (distributed_job.h): rank 0 prints and
 // writes, and a rank that fails ends the whole job.
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "dist_job.h"
+#include "distributed_job.h"
 #include "minigraph/minigraph.h"
 
 namespace mg::cli {
@@ -133,7 +133,7 @@ void refuse_contradictions(const CLI::App& cmd, const TrainOptions& o) {
 }
 
 // The run itself, on every rank of a job; rank 0 alone prints.
-void run_training(TrainOptions& o, const DistJob& job, int& exit_code) {
+void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
   train::TrainConfig& c = o.config;
   if (c.batch % job.world() != 0) {
     throw UsageError(
@@ -345,7 +345,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
     o->vocab_size_given = cmd->count("--vocab-size") > 0;
     train::TrainConfig& c = o->config;
     c.device = parse_device(o->device);
-    const DistJob job(o->dist, c.device, o->dist_timeout);
+    const DistributedJob job(o->dist, c.device, o->dist_timeout);
     try {
       run_training(*o, job, exit_code);
     } catch (const UsageError&) {

@@ -73,11 +73,5 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view op,
                          std::string_view what);
 std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view op,
                          std::string_view what);
-// Rows offset..offset+length-1 within [0, rows), decided without forming offset + length
-// (which wraps for offsets near INT64_MAX): mg::Error naming `op` and `what` ("T + offset")
-// otherwise, e.g. "expected <expected>, got T + offset = 2 + 9223372036854775807 (past 2^63 -
-// 1)". Negative offsets and lengths are refused too.
-void check_rows_within(std::int64_t length, std::int64_t offset, std::int64_t rows,
-                       std::string_view op, std::string_view what, std::string_view expected);
 
 }  // namespace mg

@@ -79,8 +79,4 @@ class Module {
   std::vector<std::pair<std::string, Module*>> children_;
 };
 
-// The default initialisation of embedding tables: N(0, 1/sqrt(d_model)), seeded.
-Tensor init_normal_scaled(const Shape& shape, std::int64_t d_model, std::uint64_t seed,
-                          DType dtype = DType::f32);
-
 }  // namespace mg

@@ -60,7 +60,7 @@ struct DeviceKernel {
 };
 using DeviceKernels = std::array<DeviceKernel, kNumDeviceKinds>;
 // The kernels of an op by device kind; a null one is "no kernel on that device". Ops in this
-// tree set them with MG_KERNELS (ops/common/kernels.h), which leaves CUDA null in CPU builds.
+// tree set them with MG_KERNELS (ops/common/define_op.h), which leaves CUDA null in CPU builds.
 DeviceKernels device_kernels(Kernel cpu, Kernel cuda = nullptr);
 
 // The naive reference of an op: its output, computed from the inputs (on the CPU) and the

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "minigraph/autograd.h"
-#include "minigraph/dist/communicator.h"
+#include "minigraph/distributed/communicator.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 class GradientReducer {
  public:
@@ -67,4 +67,4 @@ class GradientReducer {
   std::vector<Bucket> buckets_;
 };
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

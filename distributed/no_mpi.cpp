@@ -1,8 +1,8 @@
 // A build without MPI: the same functions, saying so.
-#include "minigraph/dist/mpi_communicator.h"
+#include "minigraph/distributed/mpi_communicator.h"
 #include "minigraph/error.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 bool mpi_built() { return false; }
 std::string mpi_library_version() { return ""; }
@@ -14,4 +14,4 @@ std::unique_ptr<Communicator> mpi_communicator(const CommunicatorOptions&) {
               "a build without it");
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -1,5 +1,5 @@
 // `minigraph train` as one rank of an MPI job: MPI for the processes, NCCL for their GPUs.
-#include "dist_job.h"
+#include "distributed_job.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "minigraph/backend.h"
-#include "minigraph/dist/mpi_communicator.h"
-#include "minigraph/dist/nccl_communicator.h"
+#include "minigraph/distributed/mpi_communicator.h"
+#include "minigraph/distributed/nccl_communicator.h"
 #include "minigraph/tensor.h"
 
 namespace mg::cli {
@@ -26,53 +26,53 @@ int local_rank() {
 
 }  // namespace
 
-DistJob::DistJob(const std::string& mode, Device& device, double timeout_s) {
-  if (mode == "mpi" && !dist::in_mpi_job()) {
+DistributedJob::DistributedJob(const std::string& mode, Device& device, double timeout_s) {
+  if (mode == "mpi" && !distributed::in_mpi_job()) {
     throw UsageError(
         "train --dist mpi: expected a process started by an MPI launcher (mpirun -n N minigraph "
         "train ...), got none (without one the run would be a single rank)");
   }
-  const bool wanted = mode == "mpi" || (mode == "auto" && dist::in_mpi_job());
+  const bool wanted = mode == "mpi" || (mode == "auto" && distributed::in_mpi_job());
   if (!wanted) return;
-  if (!dist::mpi_built()) {
+  if (!distributed::mpi_built()) {
     throw CantWorkError(
         fmt::format("train --dist {}: expected a minigraph built with MPI (Debian: apt install "
                     "libopenmpi-dev, then build again), got one without it{}",
-                    mode, dist::in_mpi_job() ? " while started by an MPI launcher" : ""));
+                    mode, distributed::in_mpi_job() ? " while started by an MPI launcher" : ""));
   }
-  dist::CommunicatorOptions options;
+  distributed::CommunicatorOptions options;
   options.timeout_s = timeout_s;
-  mpi_ = dist::mpi_communicator(options);
+  mpi_ = distributed::mpi_communicator(options);
   if (device.kind == DeviceKind::cuda) {
     const int gpus = device_count(DeviceKind::cuda);
     if (gpus > 0 && device.index == 0) device.index = local_rank() % gpus;
-    if (mpi_->world_size() > 1) nccl_ = dist::nccl_communicator(*mpi_, device, options);
+    if (mpi_->world_size() > 1) nccl_ = distributed::nccl_communicator(*mpi_, device, options);
   }
 }
 
-DistJob::~DistJob() = default;
+DistributedJob::~DistributedJob() = default;
 
-int DistJob::rank() const { return mpi_ ? mpi_->rank() : 0; }
-int DistJob::world() const { return mpi_ ? mpi_->world_size() : 1; }
+int DistributedJob::rank() const { return mpi_ ? mpi_->rank() : 0; }
+int DistributedJob::world() const { return mpi_ ? mpi_->world_size() : 1; }
 
-dist::Communicator* DistJob::gradients() const {
+distributed::Communicator* DistributedJob::gradients() const {
   if (!distributed()) return nullptr;
   return nccl_ ? nccl_.get() : mpi_.get();
 }
 
-std::string DistJob::describe() const {
+std::string DistributedJob::describe() const {
   return fmt::format("data parallel: {}{}, {} ranks (batch rows per rank: B / {})", mpi_->name(),
                      nccl_ ? " + nccl" : "", world(), world());
 }
 
-bool DistJob::any(bool mine) const {
+bool DistributedJob::any(bool mine) const {
   if (!distributed()) return mine;
   Tensor flag = Tensor::full({1}, mine ? 1 : 0, DType::i64);
   mpi_->all_reduce(flag);
   return flag.item() > 0;
 }
 
-void DistJob::fail(int exit_code, const std::string& message) const {
+void DistributedJob::fail(int exit_code, const std::string& message) const {
   std::fflush(stdout);
   fmt::print(stderr, "error: rank {} of {}: {}\n", rank(), world(), message);
   std::fflush(stderr);

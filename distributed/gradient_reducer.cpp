@@ -10,7 +10,7 @@
 
 #include "minigraph/error.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 GradientReducer::GradientReducer(Communicator& comm,
                                  std::vector<std::pair<std::string, Tensor>> params,
@@ -129,4 +129,4 @@ std::vector<std::vector<std::string>> GradientReducer::buckets() const {
   return out;
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -5,28 +5,28 @@
 #include <memory>
 #include <string>
 
-#include "minigraph/dist/communicator.h"
+#include "minigraph/distributed/communicator.h"
 #include "minigraph/dtype.h"
 
 namespace mg::cli {
 
-class DistJob {
+class DistributedJob {
  public:
   // mode "none": one process. "mpi": the MPI job this process is a rank of. "auto": "mpi" when
   // started by an MPI launcher (mpirun), else "none". A CUDA run gets an NCCL communicator on
   // `device` (cuda: this rank's local GPU when no index was given) with MPI carrying NCCL's id.
   // Throws CantWorkError when MPI is wanted and this build has none.
-  DistJob(const std::string& mode, Device& device, double timeout_s);
-  ~DistJob();
-  DistJob(const DistJob&) = delete;
-  DistJob& operator=(const DistJob&) = delete;
+  DistributedJob(const std::string& mode, Device& device, double timeout_s);
+  ~DistributedJob();
+  DistributedJob(const DistributedJob&) = delete;
+  DistributedJob& operator=(const DistributedJob&) = delete;
 
   bool distributed() const { return world() > 1; }
   int rank() const;
   int world() const;
   // The communicator the trainer reduces gradients with (NCCL for a GPU run, else MPI); null
   // for one process.
-  dist::Communicator* gradients() const;
+  distributed::Communicator* gradients() const;
   // "mpi, 2 ranks" / "mpi + nccl, 2 ranks": for the run's header line.
   std::string describe() const;
   // Whether any rank asked to stop (a collective: every rank calls it after each step).
@@ -36,7 +36,7 @@ class DistJob {
   [[noreturn]] void fail(int exit_code, const std::string& message) const;
 
  private:
-  std::unique_ptr<dist::Communicator> mpi_, nccl_;
+  std::unique_ptr<distributed::Communicator> mpi_, nccl_;
 };
 
 }  // namespace mg::cli

@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "minigraph/dist/communicator.h"
+#include "minigraph/distributed/communicator.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 // Whether this build has NCCL (CMake: -DMINIGRAPH_NCCL=AUTO in a CUDA build).
 bool nccl_built();
@@ -24,4 +24,4 @@ std::string nccl_library_version();
 std::unique_ptr<Communicator> nccl_communicator(Communicator& bootstrap, Device device,
                                                 const CommunicatorOptions& options = {});
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -1,5 +1,5 @@
 // The communicator's cost on this machine, for docs/distributed.md: run as the ranks of an MPI
-// job (`mpirun -np 2 build/tools/dist_bench`), it times the all-reduce (mean, f32) of 1 KB to
+// job (`mpirun -np 2 build/tools/distributed_bench`), it times the all-reduce (mean, f32) of 1 KB to
 // ANDREA's 55 MB of gradients, as one tensor and as the gradient reducer's buckets, and prints
 // the median of the repetitions with the bus bandwidth it means (2 (N-1)/N bytes / time, NCCL's
 // definition). Rank 0 prints; not a test.
@@ -21,7 +21,7 @@ double median(std::vector<double> v) {
 }
 
 template <typename Fn>
-double time_ms(dist::Communicator& comm, int reps, Fn&& fn) {
+double time_ms(distributed::Communicator& comm, int reps, Fn&& fn) {
   std::vector<double> ms;
   for (int i = 0; i < reps + 1; ++i) {
     comm.barrier();
@@ -39,19 +39,19 @@ double time_ms(dist::Communicator& comm, int reps, Fn&& fn) {
 }  // namespace
 
 int main() {
-  auto comm = dist::in_mpi_job() ? dist::mpi_communicator() : dist::local_communicator();
+  auto comm = distributed::in_mpi_job() ? distributed::mpi_communicator() : distributed::local_communicator();
   const int n = comm->world_size();
   const bool leader = comm->rank() == 0;
   if (leader) {
     fmt::print("{} ranks, {}; all_reduce(mean) of f32, median of 10\n", n,
-               dist::mpi_built() ? dist::mpi_library_version() : "no MPI");
+               distributed::mpi_built() ? distributed::mpi_library_version() : "no MPI");
     fmt::print("{:>12} {:>10} {:>12}\n", "bytes", "ms", "bus GB/s");
   }
   for (std::int64_t bytes :
        {std::int64_t{1} << 10, std::int64_t{1} << 16, std::int64_t{1} << 20, std::int64_t{8} << 20,
         std::int64_t{26'000'000}, std::int64_t{55'056'384}}) {
     Tensor t = Tensor::ones({bytes / 4}, DType::f32);
-    const double ms = time_ms(*comm, 10, [&] { comm->all_reduce(t, dist::ReduceOp::mean); });
+    const double ms = time_ms(*comm, 10, [&] { comm->all_reduce(t, distributed::ReduceOp::mean); });
     if (leader) {
       fmt::print("{:>12} {:>10.3f} {:>12.2f}\n", bytes, ms,
                  2.0 * (n - 1) / n * static_cast<double>(bytes) / (ms * 1e6));
@@ -60,7 +60,7 @@ int main() {
   // ANDREA's three gradients through the reducer, as a training step hands them over.
   andrea::Andrea model(andrea::AndreaConfig::andrea_120m());
   for (std::int64_t mib : {1, 25, 1024}) {
-    dist::GradientReducer reducer(*comm, model.named_parameters(), mib << 20);
+    distributed::GradientReducer reducer(*comm, model.named_parameters(), mib << 20);
     const double ms = time_ms(*comm, 5, [&] {
       for (auto& [name, p] : model.named_parameters()) p.zero_grad();
       Tensor loss;

@@ -1,8 +1,8 @@
 // A build without NCCL: the same functions, saying so.
-#include "minigraph/dist/nccl_communicator.h"
+#include "minigraph/distributed/nccl_communicator.h"
 #include "minigraph/error.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 bool nccl_built() { return false; }
 std::string nccl_library_version() { return ""; }
@@ -13,4 +13,4 @@ std::unique_ptr<Communicator> nccl_communicator(Communicator&, Device, const Com
               "a build without it");
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

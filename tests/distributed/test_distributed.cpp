@@ -1,6 +1,6 @@
 // Data parallel training through the communicator interface. Run alone (one rank, the local
-// communicator) or as every rank of an MPI job (`mpirun -np 2 dist_tests`, ctest
-// dist_mpi_2_ranks): each test calls the same collectives in the same order on every rank.
+// communicator) or as every rank of an MPI job (`mpirun -np 2 distributed_tests`, ctest
+// distributed_mpi_2_ranks): each test calls the same collectives in the same order on every rank.
 // The checks: collectives' values and errors; the bucketed gradient reducer; N ranks with B / N
 // rows each train exactly as one process with B, to the reduction-order tolerance stated in
 // docs/distributed.md, with the ranks' parameters bit-identical to each other; checkpoints
@@ -17,7 +17,7 @@
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 namespace {
 
 namespace fs = std::filesystem;
@@ -361,7 +361,7 @@ TEST(DataParallel, BadConfigurationsAreErrorsOnEveryRank) {
   comm().barrier();
 }
 
-// ---- NCCL: the single-process, single-GPU path (ctest dist_nccl_one_gpu; tools/gpu-check.sh) --
+// ---- NCCL: the single-process, single-GPU path (ctest distributed_nccl_one_gpu; tools/gpu-check.sh) --
 
 // A one-rank NCCL communicator on cuda:0 (bootstrapped by a local one), or a skip that says why.
 std::unique_ptr<Communicator> nccl_on_gpu0() {
@@ -435,17 +435,17 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 };
 
 }  // namespace
-}  // namespace mg::dist
+}  // namespace mg::distributed
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  std::unique_ptr<mg::dist::Communicator> comm =
-      mg::dist::in_mpi_job() ? mg::dist::mpi_communicator() : mg::dist::local_communicator();
-  mg::dist::g_comm = comm.get();
+  std::unique_ptr<mg::distributed::Communicator> comm =
+      mg::distributed::in_mpi_job() ? mg::distributed::mpi_communicator() : mg::distributed::local_communicator();
+  mg::distributed::g_comm = comm.get();
   if (comm->rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new mg::dist::RankFailurePrinter(comm->rank()));
+    listeners.Append(new mg::distributed::RankFailurePrinter(comm->rank()));
   }
   const int failed = RUN_ALL_TESTS();
   // Every rank's verdict: a rank that failed fails the job.

@@ -12,7 +12,7 @@
 
 #include "minigraph/tensor.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 enum class ReduceOp { sum, mean };
 
@@ -81,4 +81,4 @@ std::string broadcast_bytes(Communicator& comm, std::string bytes, int root = 0)
 void check_same_on_every_rank(Communicator& comm, const std::string& what,
                               const std::string& identity);
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "minigraph/dist/communicator.h"
+#include "minigraph/distributed/communicator.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 // Whether this build has MPI (CMake: -DMINIGRAPH_MPI=AUTO finds it, ON requires it).
 bool mpi_built();
@@ -29,4 +29,4 @@ int launcher_rank();
 // without MPI, or when MPI cannot start.
 std::unique_ptr<Communicator> mpi_communicator(const CommunicatorOptions& options = {});
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -1,4 +1,4 @@
-# The communicators of minigraph/dist (dist/CMakeLists.txt), found at the top level so that
+# The communicators of minigraph/distributed (distributed/CMakeLists.txt), found at the top level so that
 # their imported targets are seen by the package library too.
 # MINIGRAPH_MPI: AUTO builds the MPI communicator when CMake finds MPI (Debian:
 # libopenmpi-dev), ON requires it, OFF leaves it out. MINIGRAPH_NCCL: the same for NCCL

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `mpirun -np 2 minigraph train` end to end, on this machine (ctest dist_cli_mpi):
+# `mpirun -np 2 minigraph train` end to end, on this machine (ctest distributed_cli_mpi):
 #   1. a 2-rank run logs once (rank 0), writes its checkpoint, and ends with the loss one
 #      process with the same batch reaches (to f32 reduction order); a second 2-rank run and a
 #      single process resume that checkpoint;
@@ -9,7 +9,7 @@
 #   4. a rank killed with SIGKILL ends the job within seconds, not a hang;
 #   5. a rank that stalls (SIGSTOP) ends the job after --dist-timeout with the timeout's error;
 #   6. SIGTERM to one rank stops every rank after the same step, checkpoint written, exit 4.
-#   cli_dist.sh MINIGRAPH MPIEXEC [MPIEXEC FLAGS...]
+#   cli_distributed.sh MINIGRAPH MPIEXEC [MPIEXEC FLAGS...]
 set -u
 mg=$1 mpiexec=$2
 shift 2

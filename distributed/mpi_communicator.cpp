@@ -19,7 +19,7 @@
 
 #include "minigraph/error.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 namespace {
 
@@ -281,4 +281,4 @@ std::unique_ptr<Communicator> mpi_communicator(const CommunicatorOptions& option
   return std::make_unique<MpiCommunicator>(options);
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -1,6 +1,6 @@
 // The NCCL communicator: one ncclComm per process over the ranks of a bootstrap communicator,
 // collectives on a stream of their own, ordered with the device's compute stream by events.
-#include "minigraph/dist/nccl_communicator.h"
+#include "minigraph/distributed/nccl_communicator.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "minigraph/error.h"
 
-namespace mg::dist {
+namespace mg::distributed {
 
 namespace {
 
@@ -190,4 +190,4 @@ std::unique_ptr<Communicator> nccl_communicator(Communicator& bootstrap, Device 
   return std::make_unique<NcclCommunicator>(bootstrap, device, options);
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

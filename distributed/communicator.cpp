@@ -12,7 +12,7 @@
 #include "minigraph/error.h"
 #include "mpi_communicator.h"  // in_mpi_job, whether or not MPI is built
 
-namespace mg::dist {
+namespace mg::distributed {
 
 namespace {
 
@@ -138,4 +138,4 @@ void check_same_on_every_rank(Communicator& comm, const std::string& what,
            root != identity ? ": " + first_difference(identity, root) : "");
 }
 
-}  // namespace mg::dist
+}  // namespace mg::distributed

@@ -3,7 +3,7 @@
 # process with one thread against 2 ranks with one thread each (mpirun), at the same global
 # batch, at the lesson's size and at ANDREA-120M's, and at full size the gradient buckets of 1,
 # 25 and 1024 MiB. Prints a table; not a test (timings belong in benchmarks).
-#   tools/bench/dist_train_bench.sh [build-dir]        (default: build)
+#   tools/bench/distributed_train_bench.sh [build-dir]        (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
