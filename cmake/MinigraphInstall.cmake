@@ -14,7 +14,7 @@
 #   minigraph/distributed/...      communicator.h, mpi_communicator.h, nccl_communicator.h,
 #                                  gradient_reducer.h
 #   minigraph/train/...            data/tokenizer.h, data/dataset.h, data/corpus.h, checkpoint.h,
-#                                  trainer.h, similarity.h
+#                                  trainer.h, snapshot.h, similarity.h
 #   minigraph/testing/op_harness.h the op harness (when tests are built)
 include(CMakePackageConfigHelpers)
 set(MINIGRAPH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/minigraph)

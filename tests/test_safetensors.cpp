@@ -416,6 +416,7 @@ struct BadFile {
   std::string says;      // text the message must contain
 };
 
+// long function: one row per rule a file can break, a table read top to bottom.
 std::vector<BadFile> bad_files() {
   const std::string a8 = entry("a", "F32", "[2]", "[0,8]");
   const auto one = [](const std::string& body, std::size_t data = 8) {

@@ -1,22 +1,14 @@
-// The training loop of ANDREA's input layer + untied head (see trainer.h), and what its
-// checkpoints hold (each save a folder of checkpoint.h's directory):
-//   tokenizer.model       the SentencePiece model the ids come from
-//   optimizer.safetensors the optimizer's state
-//   model.safetensors     the parameters; metadata: the model config, the run's settings,
-//                         "step" and the token counts
-// The data order is a pure function of (seed, step), so the step is all of its state.
+// The training loop of ANDREA's input layer + untied head (see trainer.h); what its checkpoints
+// hold is training_checkpoint.h's.
 #include "trainer.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include "checkpoint.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "minigraph/autograd.h"
@@ -24,16 +16,13 @@
 #include "minigraph/distributed/communicator.h"
 #include "minigraph/distributed/gradient_reducer.h"
 #include "minigraph/error.h"
-#include "minigraph/models/layers/init.h"
 #include "minigraph/optim/adamw.h"
 #include "minigraph/optim/clip.h"
 #include "minigraph/optim/schedule.h"
 #include "minigraph/optim/sgd.h"
-#include "minigraph/safetensors.h"
+#include "training_checkpoint.h"
 
 namespace mg::train {
-
-namespace fs = std::filesystem;
 
 void TrainConfig::validate() const {
   auto positive = [](std::int64_t v, const char* name) {
@@ -85,15 +74,13 @@ struct Trainer::Private {
   int rank = 0, ranks = 1;
 };
 
-namespace {
-
 Tokenizer train_tokenizer(const TrainConfig& c) {
   MG_CHECK(c.vocab_size <= std::numeric_limits<int>::max(), "train", "vocab_size",
            "a vocabulary SentencePiece can train (< 2^31)", "{}", c.vocab_size);
   return Tokenizer::train(c.corpus, static_cast<int>(c.vocab_size));
 }
 
-std::int64_t warmup_steps(const TrainConfig& c) { return c.warmup >= 0 ? c.warmup : c.steps / 20; }
+namespace {
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, andrea::Andrea& model) {
   if (c.optimizer == OptimizerKind::adamw) {
@@ -107,44 +94,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, andrea::A
   o.momentum = c.momentum;
   o.weight_decay = c.weight_decay;
   return std::make_unique<optim::SGD>(model.named_parameters(), o);
-}
-
-const char* optimizer_name(OptimizerKind kind) {
-  return kind == OptimizerKind::adamw ? "adamw" : "sgd";
-}
-
-// What a checkpoint must agree on with the configuration that resumes it.
-std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64_t tokens) {
-  return {{"train.d_model", std::to_string(c.d_model)},
-          {"train.context", std::to_string(c.context)},
-          {"train.batch", std::to_string(c.batch)},
-          {"train.dtype", std::string(dtype_name(c.dtype))},
-          {"train.positions", std::string(position_kind_name(c.positions))},
-          {"train.optimizer", optimizer_name(c.optimizer)},
-          {"train.seed", std::to_string(c.seed)},
-          {"train.lr", fmt::format("{}", c.lr)},
-          {"train.min_lr", fmt::format("{}", c.min_lr)},
-          {"train.warmup", std::to_string(warmup_steps(c))},
-          {"train.weight_decay", fmt::format("{}", c.weight_decay)},
-          {"train.momentum", fmt::format("{}", c.momentum)},
-          {"train.clip", fmt::format("{}", c.clip)},
-          {"train.corpus_tokens", std::to_string(tokens)}};
-}
-
-// A whole number >= 0 from a checkpoint's metadata: an mg::Error naming the file when the entry
-// is missing or is not one.
-std::int64_t metadata_count(const std::map<std::string, std::string>& metadata,
-                            const std::string& key, const std::string& file,
-                            const char* op = "train --resume") {
-  auto found = metadata.find(key);
-  MG_CHECK(found != metadata.end(), op, key, "an entry in the file's metadata", "none in '{}'",
-           file);
-  std::int64_t value = -1;
-  const std::string& text = found->second;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  MG_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0, op, key,
-           "a whole number >= 0", "'{}' in '{}'", text, file);
-  return value;
 }
 
 }  // namespace
@@ -184,8 +133,8 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
     distributed::check_same_on_every_rank(*p_->comm, "train", run_description());
     NoGradGuard no_grad;
     for (const Tensor& p : model_->parameters()) p_->comm->broadcast(p, 0);
-    p_->reducer = std::make_unique<distributed::GradientReducer>(*p_->comm, model_->named_parameters(),
-                                                          config_.bucket_bytes);
+    p_->reducer = std::make_unique<distributed::GradientReducer>(
+        *p_->comm, model_->named_parameters(), config_.bucket_bytes);
   }
   p_->started = std::chrono::steady_clock::now();
 }
@@ -204,8 +153,8 @@ std::string Trainer::run_description() const {
   for (const char c : tokenizer_->serialized()) {
     hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   }
-  text += fmt::format("tokenizer = {} pieces, {} bytes, FNV-1a {:016x}\n",
-                      tokenizer_->vocab_size(), tokenizer_->serialized().size(), hash);
+  text += fmt::format("tokenizer = {} pieces, {} bytes, FNV-1a {:016x}\n", tokenizer_->vocab_size(),
+                      tokenizer_->serialized().size(), hash);
   for (const auto& [name, p] : model_->named_parameters()) {
     text += fmt::format("{} = {} {}\n", name, shape_str(p.shape()), dtype_name(p.dtype()));
   }
@@ -303,44 +252,18 @@ void Trainer::save(const std::string& dir) const {
 
 void Trainer::save(CheckpointDir& dir) const {
   if (p_->rank != 0) return;
-  CheckpointSave save(dir, step_);
-  save.write_tokenizer("tokenizer.model", *tokenizer_);
-  save.write_safetensors("optimizer.safetensors", p_->optimizer->state_dict(), {});
-  auto metadata = andrea::config_metadata(model_->config());
-  metadata.merge(run_identity(config_, dataset().size()));
-  metadata["step"] = std::to_string(step_);
-  metadata["train.steps"] = std::to_string(config_.steps);
-  save.write_safetensors("model.safetensors", model_->state_dict(), metadata);
-  save.commit();
+  save_training_checkpoint(dir, step_, config_, dataset().size(), *tokenizer_, *model_,
+                           *p_->optimizer);
 }
 
 std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConfig& config,
                                          distributed::Communicator* comm) {
-  CheckpointFiles files = read_checkpoint(dir, /*with_optimizer=*/true, "train --resume");
-  const std::string model_path = files.model.source();
-  const auto& meta = files.model.metadata();
-  // A run continued for more steps keeps the warmup it started with (steps / 20 of the
-  // original run when it was left to the default).
-  TrainConfig resumed = config;
-  if (resumed.warmup < 0) resumed.warmup = metadata_count(meta, "train.warmup", model_path);
-  std::unique_ptr<Trainer> t(
-      new Trainer(resumed, std::make_unique<Tokenizer>(std::move(files.tokenizer)), comm));
-  // Everything that shapes the run must be what the checkpoint was made with.
-  for (const auto& [key, value] : run_identity(t->config_, t->dataset().size())) {
-    auto found = meta.find(key);
-    MG_CHECK(
-        found != meta.end() && found->second == value, "train --resume", key,
-        fmt::format("{} (as in {})", found == meta.end() ? "an entry" : found->second, model_path),
-        "{} from this command line", value);
-  }
-  const std::int64_t step = metadata_count(meta, "step", model_path);
-  MG_CHECK(step == files.id.step, "train --resume", "step",
-           fmt::format("the save's step {} (checkpoint.step)", files.id.step), "{} in '{}'", step,
-           model_path);
-  MG_CHECK(step <= t->config_.steps, "train --resume", "steps",
-           fmt::format("at least the checkpoint's {} steps", step), "{}", t->config_.steps);
-  t->model_->load_state_dict(files.model.tensors(), /*strict=*/true);
-  t->p_->optimizer->load_state_dict(files.optimizer->tensors());
+  TrainingCheckpoint checkpoint = open_training_checkpoint(dir, config);
+  std::unique_ptr<Trainer> t(new Trainer(
+      checkpoint.config, std::make_unique<Tokenizer>(std::move(checkpoint.files.tokenizer)), comm));
+  const std::int64_t step = resume_step(checkpoint, t->dataset().size());
+  t->model_->load_state_dict(checkpoint.files.model.tensors(), /*strict=*/true);
+  t->p_->optimizer->load_state_dict(checkpoint.files.optimizer->tensors());
   t->step_ = step;
   t->p_->first_step = step;
   return t;
@@ -348,29 +271,6 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dir, const TrainConf
 
 std::int64_t Trainer::peak_memory_bytes() const {
   return static_cast<std::int64_t>(cpu::memory_stats().peak_in_use_bytes);
-}
-
-Snapshot load_snapshot(const std::string& dir) {
-  CheckpointFiles files = read_checkpoint(dir, /*with_optimizer=*/false, "similar");
-  Snapshot snap;
-  snap.tokenizer = std::make_shared<Tokenizer>(std::move(files.tokenizer));
-  snap.token_table = files.model.tensor("input.tok_emb.weight").to(DType::f32);
-  snap.step = files.id.step;
-  MG_CHECK(snap.token_table.dim() == 2 && snap.token_table.size(0) == snap.tokenizer->vocab_size(),
-           "similar", "checkpoint",
-           fmt::format("a token table of the tokenizer's {} rows", snap.tokenizer->vocab_size()),
-           "{} in '{}'", shape_str(snap.token_table.shape()), files.model.source());
-  return snap;
-}
-
-Snapshot untrained_snapshot(const TrainConfig& config) {
-  config.validate();
-  Snapshot snap;
-  snap.tokenizer = std::make_shared<Tokenizer>(train_tokenizer(config));
-  andrea::AndreaConfig c = config.model_config(snap.tokenizer->vocab_size());
-  // The table a new run starts from (andrea::InputLayer's tok_emb): the same seed, the same rows.
-  snap.token_table = init_normal_scaled({c.vocab_size, c.d_model}, c.d_model, c.seed, c.dtype);
-  return snap;
 }
 
 }  // namespace mg::train

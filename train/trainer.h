@@ -59,6 +59,9 @@ struct TrainConfig {
   andrea::AndreaConfig model_config(std::int64_t vocab) const;
 };
 
+// The tokenizer a run trains on config.corpus, of config.vocab_size pieces.
+Tokenizer train_tokenizer(const TrainConfig& config);
+
 struct StepMetrics {
   std::int64_t step = 0;   // 1-based: the step just taken
   std::int64_t steps = 0;  // of the run
@@ -131,16 +134,5 @@ class Trainer {
   std::unique_ptr<Private> p_;
   std::int64_t step_ = 0;
 };
-
-// A token table with its tokenizer: what `minigraph similar` reads.
-struct Snapshot {
-  std::shared_ptr<Tokenizer> tokenizer;
-  Tensor token_table;  // input.tok_emb.weight [V, D]
-  std::int64_t step = 0;
-};
-// From a checkpoint directory written by Trainer::save (or one save's folder in it).
-Snapshot load_snapshot(const std::string& dir);
-// Before training: a tokenizer trained on config.corpus and the table a new run starts from.
-Snapshot untrained_snapshot(const TrainConfig& config);
 
 }  // namespace mg::train

@@ -27,8 +27,7 @@ void Module::register_module(std::string name, Module& child) {
 
 void Module::register_buffer(std::string name, Tensor& slot) {
   MG_CHECK(slot.defined() && !slot.requires_grad(), "register_buffer", name,
-           "a defined tensor that requires no grad",
-           "{}",
+           "a defined tensor that requires no grad", "{}",
            slot.defined() ? "one that requires grad (register it as a parameter)"
                           : "an undefined tensor");
   buffers_.emplace_back(std::move(name), &slot);
@@ -117,15 +116,11 @@ struct Problems {
   }
 };
 
-}  // namespace
+using EntryIndex = std::unordered_map<std::string, std::size_t>;  // name -> entry of the dict
 
-LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
-  std::vector<std::pair<std::string, Tensor*>> slots;
-  collect("", slots, nullptr);
-  Problems problems;
-
-  // Names to entries; a second entry of a name is an error (which value would win is a guess).
-  std::unordered_map<std::string, std::size_t> index;
+// Names to entries; a second entry of a name is an error (which value would win is a guess).
+EntryIndex index_entries(const StateDict& dict, Problems& problems) {
+  EntryIndex index;
   for (std::size_t i = 0; i < dict.size(); ++i) {
     const auto [it, added] = index.emplace(dict[i].first, i);
     if (!added && std::find(problems.duplicate.begin(), problems.duplicate.end(), dict[i].first) ==
@@ -133,52 +128,75 @@ LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
       problems.duplicate.push_back(dict[i].first);
     }
   }
+  return index;
+}
 
-  // Every check first: nothing is written unless everything fits.
+// Whether `src` can be loaded into the parameter `name` (`slot`); notes the problem if not.
+bool entry_fits(const std::string& name, const Tensor& slot, const Tensor& src,
+                Problems& problems) {
+  if (!src.defined()) {
+    problems.undefined.push_back(name);
+    return false;
+  }
+  if (src.shape() != slot.shape()) {
+    problems.shape.push_back(fmt::format("{} expected {} got {}", name, shape_str(slot.shape()),
+                                         shape_str(src.shape())));
+    return false;
+  }
+  // Floats convert to the parameter's float dtype (f64 weights into an f32 model); ids or
+  // counts in a weight's place are a mistake, not a conversion.
+  if (!is_floating(src.dtype())) {
+    problems.dtype.push_back(fmt::format("{} expected {} got {}", name, dtype_name(slot.dtype()),
+                                         dtype_name(src.dtype())));
+    return false;
+  }
+  return true;
+}
+
+struct LoadPlan {
   std::vector<std::pair<Tensor*, Tensor>> writes;  // parameter <- source, in its dtype
-  std::set<std::string> matched;
-  for (auto& [name, slot] : slots) {
+  std::set<std::string> matched;                   // parameters the dict has an entry for
+};
+
+// The write of every parameter whose entry fits; the others' problems are noted.
+LoadPlan plan_writes(const std::vector<std::pair<std::string, Tensor*>>& slots,
+                     const StateDict& dict, const EntryIndex& index, Problems& problems) {
+  LoadPlan plan;
+  for (const auto& [name, slot] : slots) {
     const auto it = index.find(name);
     if (it == index.end()) {
       problems.missing.push_back(name);
       continue;
     }
-    matched.insert(name);
+    plan.matched.insert(name);
     const Tensor& src = dict[it->second].second;
-    if (!src.defined()) {
-      problems.undefined.push_back(name);
-      continue;
-    }
-    if (src.shape() != slot->shape()) {
-      problems.shape.push_back(fmt::format("{} expected {} got {}", name, shape_str(slot->shape()),
-                                           shape_str(src.shape())));
-      continue;
-    }
-    // Floats convert to the parameter's float dtype (f64 weights into an f32 model); ids or
-    // counts in a weight's place are a mistake, not a conversion.
-    if (!is_floating(src.dtype())) {
-      problems.dtype.push_back(fmt::format("{} expected {} got {}", name, dtype_name(slot->dtype()),
-                                           dtype_name(src.dtype())));
-      continue;
-    }
-    writes.emplace_back(slot, src);
+    if (entry_fits(name, *slot, src, problems)) plan.writes.emplace_back(slot, src);
   }
+  return plan;
+}
+
+void list_unexpected(const StateDict& dict, const std::set<std::string>& matched,
+                     Problems& problems) {
   std::set<std::string> listed;  // an unexpected name given twice is listed once
   for (auto& [name, tensor] : dict) {
     if (!matched.contains(name) && listed.insert(name).second) problems.unexpected.push_back(name);
   }
+}
 
+void check_loadable(const Problems& problems, bool strict) {
   const bool fails =
       problems.errors() || (strict && (!problems.missing.empty() || !problems.unexpected.empty()));
   MG_CHECK(!fails, "Module::load_state_dict", "state_dict",
            strict ? "one entry for every parameter, of its shape and a float dtype, and no other"
                   : "entries of the parameters' shapes and float dtypes, each name once",
            "{}", problems.str(strict));
+}
 
-  // Sources made ready before the first write, so that an allocation failing here changes
-  // nothing: converted copies, and copies of sources that are (part of) another parameter's
-  // memory, which the writes could otherwise overwrite before reading (a dict that swaps
-  // two parameters' values).
+// Sources made ready before the first write, so that an allocation failing here changes
+// nothing: converted copies, and copies of sources that are (part of) another parameter's
+// memory, which the writes could otherwise overwrite before reading (a dict that swaps
+// two parameters' values).
+void prepare_sources(std::vector<std::pair<Tensor*, Tensor>>& writes) {
   std::set<const Storage*> storages;
   for (auto& [slot, src] : writes) storages.insert(slot->impl()->storage.get());
   for (auto& [slot, src] : writes) {
@@ -190,8 +208,24 @@ LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
       src = src.clone();
     }
   }
+}
+
+}  // namespace
+
+LoadReport Module::load_state_dict(const StateDict& dict, bool strict) {
+  std::vector<std::pair<std::string, Tensor*>> slots;
+  collect("", slots, nullptr);
+  Problems problems;
+  const EntryIndex index = index_entries(dict, problems);
+
+  // Every check first: nothing is written unless everything fits.
+  LoadPlan plan = plan_writes(slots, dict, index, problems);
+  list_unexpected(dict, plan.matched, problems);
+  check_loadable(problems, strict);
+
+  prepare_sources(plan.writes);
   NoGradGuard no_grad;  // parameters require grad: writing into them is not recorded
-  for (auto& [slot, src] : writes) slot->copy_(src);
+  for (auto& [slot, src] : plan.writes) slot->copy_(src);
   return LoadReport{std::move(problems.missing), std::move(problems.unexpected)};
 }
 

@@ -62,6 +62,66 @@ void convert_into(Out* out, const std::byte* src, std::int64_t numel, std::size_
     out[i] = convert(src + static_cast<std::size_t>(i) * stride);
 }
 
+// Floats convert to floats and ints to ints; anything else is refused.
+void check_convertible(const SafetensorsEntry& entry, DType dtype, const std::string& op) {
+  const bool float_source =
+      entry.dtype == "F32" || entry.dtype == "F64" || entry.dtype == "BF16" || entry.dtype == "F16";
+  const bool int_source = entry.dtype == "I32" || entry.dtype == "I64";
+  MG_CHECK((float_source && is_floating(dtype)) || (int_source && is_integer(dtype)), op,
+           entry.name,
+           fmt::format("a conversion to {} minigraph makes (floats to f32/f64 from F32, F64, "
+                       "BF16, F16; ints to i32/i64 from I32, I64)",
+                       dtype_name(dtype)),
+           "dtype {}", entry.dtype);
+}
+
+// I64 elements at `src` into i32: every value must fit.
+void narrow_i64_into(std::int32_t* dst, const std::byte* src, std::int64_t numel,
+                     const SafetensorsEntry& entry, const std::string& op) {
+  for (std::int64_t i = 0; i < numel; ++i) {
+    const auto v = load_unaligned<std::int64_t>(src + static_cast<std::size_t>(i) * 8);
+    MG_CHECK(v >= std::numeric_limits<std::int32_t>::min() &&
+                 v <= std::numeric_limits<std::int32_t>::max(),
+             op, entry.name, "I64 values that fit in i32", "{} at element {}", v, i);
+    dst[i] = static_cast<std::int32_t>(v);
+  }
+}
+
+// A new tensor of `dtype` from the entry's `numel` elements at `src`, of another dtype
+// (check_convertible allows the conversion).
+Tensor converted_copy(const SafetensorsEntry& entry, const safetensors_detail::FormatDType& format,
+                      const std::byte* src, std::int64_t numel, DType dtype,
+                      const std::string& op) {
+  Tensor out = Tensor::empty(entry.shape, dtype);
+  const std::size_t stride = static_cast<std::size_t>(format.bits / 8);
+  auto read_float = [&](const std::byte* p) -> double {
+    if (entry.dtype == "F32") return load_unaligned<float>(p);
+    if (entry.dtype == "F64") return load_unaligned<double>(p);
+    if (entry.dtype == "BF16")
+      return safetensors_detail::bf16_to_f32(load_unaligned<std::uint16_t>(p));
+    return safetensors_detail::f16_to_f32(load_unaligned<std::uint16_t>(p));
+  };
+  switch (dtype) {
+    case DType::f32:
+      // Through double: every F32/BF16/F16 value is exact in it, and F64 rounds once.
+      convert_into(out.data<float>(), src, numel, stride,
+                   [&](const std::byte* p) { return static_cast<float>(read_float(p)); });
+      break;
+    case DType::f64:
+      convert_into(out.data<double>(), src, numel, stride, read_float);
+      break;
+    case DType::i64:  // only from I32 (I64 itself is the same dtype, above)
+      convert_into(out.data<std::int64_t>(), src, numel, stride, [](const std::byte* p) {
+        return static_cast<std::int64_t>(load_unaligned<std::int32_t>(p));
+      });
+      break;
+    case DType::i32:  // from I64
+      narrow_i64_into(out.data<std::int32_t>(), src, numel, entry, op);
+      break;
+  }
+  return out;
+}
+
 }  // namespace
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
@@ -153,52 +213,8 @@ Tensor SafetensorsFile::tensor(std::string_view name, DType dtype) const {
     return copy;
   }
 
-  const bool float_source = entry->dtype == "F32" || entry->dtype == "F64" ||
-                            entry->dtype == "BF16" || entry->dtype == "F16";
-  const bool int_source = entry->dtype == "I32" || entry->dtype == "I64";
-  MG_CHECK((float_source && is_floating(dtype)) || (int_source && is_integer(dtype)), op,
-           entry->name,
-           fmt::format("a conversion to {} minigraph makes (floats to f32/f64 from F32, F64, "
-                       "BF16, F16; ints to i32/i64 from I32, I64)",
-                       dtype_name(dtype)),
-           "dtype {}", entry->dtype);
-
-  Tensor out = Tensor::empty(entry->shape, dtype);
-  const std::size_t stride = static_cast<std::size_t>(format->bits / 8);
-  auto read_float = [&](const std::byte* p) -> double {
-    if (entry->dtype == "F32") return load_unaligned<float>(p);
-    if (entry->dtype == "F64") return load_unaligned<double>(p);
-    if (entry->dtype == "BF16")
-      return safetensors_detail::bf16_to_f32(load_unaligned<std::uint16_t>(p));
-    return safetensors_detail::f16_to_f32(load_unaligned<std::uint16_t>(p));
-  };
-  switch (dtype) {
-    case DType::f32:
-      // Through double: every F32/BF16/F16 value is exact in it, and F64 rounds once.
-      convert_into(out.data<float>(), src, numel, stride,
-                   [&](const std::byte* p) { return static_cast<float>(read_float(p)); });
-      break;
-    case DType::f64:
-      convert_into(out.data<double>(), src, numel, stride, read_float);
-      break;
-    case DType::i64:  // only from I32 (I64 itself is the same dtype, above)
-      convert_into(out.data<std::int64_t>(), src, numel, stride, [](const std::byte* p) {
-        return static_cast<std::int64_t>(load_unaligned<std::int32_t>(p));
-      });
-      break;
-    case DType::i32: {  // from I64: every value must fit
-      auto* dst = out.data<std::int32_t>();
-      for (std::int64_t i = 0; i < numel; ++i) {
-        const auto v = load_unaligned<std::int64_t>(src + static_cast<std::size_t>(i) * 8);
-        MG_CHECK(v >= std::numeric_limits<std::int32_t>::min() &&
-                     v <= std::numeric_limits<std::int32_t>::max(),
-                 op, entry->name, "I64 values that fit in i32", "{} at element {}", v, i);
-        dst[i] = static_cast<std::int32_t>(v);
-      }
-      break;
-    }
-  }
-  return out;
+  check_convertible(*entry, dtype, op);
+  return converted_copy(*entry, *format, src, numel, dtype, op);
 }
 
 StateDict SafetensorsFile::tensors() const {

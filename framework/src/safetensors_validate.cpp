@@ -195,6 +195,94 @@ SafetensorsEntry read_entry(const std::string& name, const json& value, const st
   return entry;
 }
 
+// The header length (the file's first 8 bytes, little-endian), checked against the file.
+std::uint64_t header_length(std::span<const std::byte> file, const std::string& op) {
+  const auto size = static_cast<std::uint64_t>(file.size());
+  MG_CHECK(size >= 8, op, "header length", "a file of at least 8 bytes (the header length)",
+           "{} bytes", size);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(file[i]);
+  MG_CHECK(n <= kMaxHeaderBytes, op, "header length",
+           fmt::format("at most {} bytes (100 MB)", kMaxHeaderBytes), "{} bytes", n);
+  MG_CHECK(n <= size - 8, op, "header length",
+           fmt::format("at most the {} bytes after the length field", size - 8), "{} bytes", n);
+  return n;
+}
+
+// What the JSON parser does not check: UTF-8, raw control characters, and the leading '{'.
+void check_header_text(std::span<const std::byte> text, const std::string& op) {
+  bool control = false;
+  const std::int64_t bad = first_bad_byte(text, control);
+  MG_CHECK(bad < 0 || control, op, "header", "valid UTF-8",
+           "an invalid byte 0x{:02x} at header offset {}", std::to_integer<unsigned>(text[bad]),
+           bad);
+  MG_CHECK(bad < 0, op, "header", "valid JSON",
+           "the control character 0x{:02x} at header offset {}",
+           std::to_integer<unsigned>(text[bad]), bad);
+  MG_CHECK(!text.empty() && text[0] == std::byte{'{'}, op, "header",
+           "a JSON object starting with '{' (the format requires it)", "{}",
+           text.empty() ? std::string("an empty header")
+                        : fmt::format("first byte '{}'", static_cast<char>(text[0])));
+}
+
+void read_metadata(const json& value, std::map<std::string, std::string>& metadata,
+                   const std::string& op) {
+  MG_CHECK(value.is_object(), op, "__metadata__", "an object of string values", "a JSON {}",
+           value.type_name());
+  for (const auto& [k, v] : value.items()) {
+    MG_CHECK(v.is_string(), op, "__metadata__", "an object of string values", "'{}': a JSON {}", k,
+             v.type_name());
+    metadata.emplace(k, v.get<std::string>());
+  }
+}
+
+// The header's tensor entries and its metadata, in the order the JSON object lists them.
+void read_header_items(const json& root, Header& header, const std::string& op) {
+  for (const auto& [key, value] : root.items()) {
+    if (key != "__metadata__") {
+      header.entries.push_back(read_entry(key, value, op));
+      continue;
+    }
+    read_metadata(value, header.metadata, op);
+  }
+}
+
+// Sorted by offsets, the tensors must tile the data section: each starts where the one
+// before ends (no gap, no overlap), from 0 to the end of the file. Returns where the last ends.
+std::int64_t tiled_data_end(const std::vector<SafetensorsEntry>& entries, const std::string& op) {
+  std::vector<const SafetensorsEntry*> by_offset;
+  for (const auto& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->begin, a->end, a->name) < std::tie(b->begin, b->end, b->name);
+  });
+  std::int64_t expected = 0;
+  const SafetensorsEntry* previous = nullptr;
+  for (const auto* e : by_offset) {
+    const std::string where =
+        previous ? fmt::format("where '{}' ends", previous->name) : "the data section's start";
+    MG_CHECK(e->begin >= expected, op, e->name,
+             fmt::format("data starting at byte {}, {}", expected, where),
+             "[{}, {}]: overlapping '{}' [{}, {}]", e->begin, e->end,
+             previous ? previous->name : "", previous ? previous->begin : 0,
+             previous ? previous->end : 0);
+    MG_CHECK(e->begin == expected, op, e->name,
+             fmt::format("data starting at byte {}, {}", expected, where),
+             "[{}, {}]: a gap of {} bytes before it", e->begin, e->end, e->begin - expected);
+    expected = e->end;
+    previous = e;
+  }
+  return expected;
+}
+
+// The tensors' data must end where the file does.
+void check_data_section(std::int64_t expected, std::uint64_t after_header, const std::string& op) {
+  MG_CHECK(static_cast<std::uint64_t>(expected) == after_header, op, "data section",
+           fmt::format("{} bytes, where the last tensor's data end", expected), "{} bytes ({})",
+           after_header,
+           static_cast<std::uint64_t>(expected) < after_header ? "bytes after the last tensor"
+                                                               : "the file ends early");
+}
+
 }  // namespace
 
 const FormatDType* find_format_dtype(std::string_view name) {
@@ -221,78 +309,18 @@ std::string_view format_dtype_name(DType dtype) {
 
 Header validate_file(std::span<const std::byte> file, const std::string& source) {
   const std::string op = file_op(source);
-  const auto size = static_cast<std::uint64_t>(file.size());
-  MG_CHECK(size >= 8, op, "header length", "a file of at least 8 bytes (the header length)",
-           "{} bytes", size);
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(file[i]);
-  MG_CHECK(n <= kMaxHeaderBytes, op, "header length",
-           fmt::format("at most {} bytes (100 MB)", kMaxHeaderBytes), "{} bytes", n);
-  MG_CHECK(n <= size - 8, op, "header length",
-           fmt::format("at most the {} bytes after the length field", size - 8), "{} bytes", n);
+  const std::uint64_t n = header_length(file, op);
   const auto text = file.subspan(8, n);
-
-  bool control = false;
-  const std::int64_t bad = first_bad_byte(text, control);
-  MG_CHECK(bad < 0 || control, op, "header", "valid UTF-8",
-           "an invalid byte 0x{:02x} at header offset {}", std::to_integer<unsigned>(text[bad]),
-           bad);
-  MG_CHECK(bad < 0, op, "header", "valid JSON",
-           "the control character 0x{:02x} at header offset {}",
-           std::to_integer<unsigned>(text[bad]), bad);
-  MG_CHECK(n > 0 && text[0] == std::byte{'{'}, op, "header",
-           "a JSON object starting with '{' (the format requires it)", "{}",
-           n == 0 ? std::string("an empty header")
-                  : fmt::format("first byte '{}'", static_cast<char>(text[0])));
+  check_header_text(text, op);
   const json root =
       parse_header(std::string_view(reinterpret_cast<const char*>(text.data()), n), op);
   MG_CHECK(root.is_object(), op, "header", "a JSON object", "a JSON {}", root.type_name());
 
   Header header;
   header.data_offset = static_cast<std::int64_t>(8 + n);
-  for (const auto& [key, value] : root.items()) {
-    if (key != "__metadata__") {
-      header.entries.push_back(read_entry(key, value, op));
-      continue;
-    }
-    MG_CHECK(value.is_object(), op, "__metadata__", "an object of string values", "a JSON {}",
-             value.type_name());
-    for (const auto& [k, v] : value.items()) {
-      MG_CHECK(v.is_string(), op, "__metadata__", "an object of string values", "'{}': a JSON {}",
-               k, v.type_name());
-      header.metadata.emplace(k, v.get<std::string>());
-    }
-  }
-
-  // Sorted by offsets, the tensors must tile the data section: each starts where the one
-  // before ends (no gap, no overlap), from 0 to the end of the file.
-  std::vector<const SafetensorsEntry*> by_offset;
-  for (const auto& e : header.entries) by_offset.push_back(&e);
-  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->begin, a->end, a->name) < std::tie(b->begin, b->end, b->name);
-  });
-  std::int64_t expected = 0;
-  const SafetensorsEntry* previous = nullptr;
-  for (const auto* e : by_offset) {
-    const std::string where =
-        previous ? fmt::format("where '{}' ends", previous->name) : "the data section's start";
-    MG_CHECK(e->begin >= expected, op, e->name,
-             fmt::format("data starting at byte {}, {}", expected, where),
-             "[{}, {}]: overlapping '{}' [{}, {}]", e->begin, e->end,
-             previous ? previous->name : "", previous ? previous->begin : 0,
-             previous ? previous->end : 0);
-    MG_CHECK(e->begin == expected, op, e->name,
-             fmt::format("data starting at byte {}, {}", expected, where),
-             "[{}, {}]: a gap of {} bytes before it", e->begin, e->end, e->begin - expected);
-    expected = e->end;
-    previous = e;
-  }
-  const std::uint64_t after_header = size - 8 - n;
-  MG_CHECK(static_cast<std::uint64_t>(expected) == after_header, op, "data section",
-           fmt::format("{} bytes, where the last tensor's data end", expected), "{} bytes ({})",
-           after_header,
-           static_cast<std::uint64_t>(expected) < after_header ? "bytes after the last tensor"
-                                                               : "the file ends early");
+  read_header_items(root, header, op);
+  const std::int64_t expected = tiled_data_end(header.entries, op);
+  check_data_section(expected, static_cast<std::uint64_t>(file.size()) - 8 - n, op);
   header.data_bytes = expected;
   return header;
 }

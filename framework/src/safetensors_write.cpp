@@ -21,12 +21,13 @@
 namespace mg {
 
 namespace {
-constexpr const char* kOp = "save_safetensors";
-}  // namespace
 
-void save_safetensors(const std::string& path, const StateDict& tensors,
-                      const std::map<std::string, std::string>& metadata) {
-  // Everything that can be refused is refused before a file is created.
+constexpr const char* kOp = "save_safetensors";
+
+// The entries in the order their data are written.
+using DataOrder = std::vector<const StateDict::value_type*>;
+
+void check_save_arguments(const std::string& path, const StateDict& tensors) {
   MG_CHECK(!path.empty(), kOp, "path", "the path of the file to write", "an empty path");
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -38,15 +39,22 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
     MG_CHECK(names.insert(name).second, kOp, name, "each name once", "'{}' twice", name);
     MG_CHECK(t.defined(), kOp, name, "a defined tensor", "an undefined tensor");
   }
+}
 
-  // Data order: larger elements first, then by name, so every tensor is aligned (header note).
-  std::vector<const std::pair<std::string, Tensor>*> order;
+// Data order: larger elements first, then by name, so every tensor is aligned (header note).
+DataOrder data_order(const StateDict& tensors) {
+  DataOrder order;
   for (const auto& item : tensors) order.push_back(&item);
   std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
     const auto sa = dtype_size(a->second.dtype()), sb = dtype_size(b->second.dtype());
     return sa != sb ? sa > sb : a->first < b->first;
   });
+  return order;
+}
 
+// The metadata, then each tensor's entry, its data_offsets following `order`.
+nlohmann::json header_json(const DataOrder& order,
+                           const std::map<std::string, std::string>& metadata) {
   nlohmann::json header = nlohmann::json::object();
   auto& meta = header["__metadata__"];
   meta = {{"format", "pt"}, {"framework", "minigraph"}, {"version", MINIGRAPH_VERSION_STRING}};
@@ -61,6 +69,11 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
                            {"data_offsets", {offset, end}}};
     offset = end;
   }
+  return header;
+}
+
+// The header as written: JSON padded with spaces to a multiple of 8 bytes.
+std::string header_text(const nlohmann::json& header) {
   std::string text;
   try {
     text = header.dump();
@@ -70,7 +83,10 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   text.resize((text.size() + 7) / 8 * 8, ' ');
   MG_CHECK(text.size() <= safetensors_detail::kMaxHeaderBytes, kOp, "metadata",
            "a header of at most 100000000 bytes (what readers accept)", "{} bytes", text.size());
+  return text;
+}
 
+void write_file(const std::string& path, const std::string& text, const DataOrder& order) {
   AtomicFile file(kOp, path);
   unsigned char length[8];
   std::uint64_t n = text.size();
@@ -85,6 +101,17 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
     file.write(host.raw_data(), host.nbytes());
   }
   file.commit();
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const StateDict& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  // Everything that can be refused is refused before a file is created.
+  check_save_arguments(path, tensors);
+  const DataOrder order = data_order(tensors);
+  const std::string text = header_text(header_json(order, metadata));
+  write_file(path, text, order);
 }
 
 }  // namespace mg

@@ -36,5 +36,6 @@
 #include "minigraph/train/data/dataset.h"
 #include "minigraph/train/data/tokenizer.h"
 #include "minigraph/train/similarity.h"
+#include "minigraph/train/snapshot.h"
 #include "minigraph/train/trainer.h"
 #include "minigraph/version.h"

@@ -20,6 +20,62 @@ Tensor adamw_update(const Tensor& param, const Tensor& m, const Tensor& v,
   return apply_op(op, {param, m, v}, attrs);
 }
 
+namespace {
+
+std::vector<OpCase> adamw_update_cases() {
+  using I = InputSpec;
+  using A = AdamWUpdateAttrs;
+  // Step 3 with PyTorch's defaults, lr 0.1 to make the step visible.
+  const A step3{0.1, 1 - 0.9 * 0.9 * 0.9, 1 - 0.999 * 0.999 * 0.999, 1e-8, 0.01};
+  std::vector<OpCase> cases;
+  for (const auto& [name, s] : update_case_shapes()) {
+    cases.push_back(
+        {name, {I::real(s).no_grad(), I::real(s).no_grad(), spread_input(s, 0.01)}, step3});
+  }
+  const Shape s{4, 5};
+  auto inputs = [&](double v_lo) {
+    return std::vector<I>{I::real(s).no_grad(), I::real(s).no_grad(), spread_input(s, v_lo)};
+  };
+  cases.push_back({"first_step", inputs(0.01), A{1e-3, 0.1, 0.001, 1e-8, 0.01}});
+  cases.push_back({"no_weight_decay", inputs(0.01), A{0.1, 0.5, 0.2, 1e-8, 0.0}});
+  cases.push_back({"zero_lr", inputs(0.01), A{0.0, 0.5, 0.2, 1e-8, 0.01}});
+  cases.push_back({"large_eps", inputs(0.0), A{0.1, 1.0, 1.0, 0.5, 0.1}});
+  // v = 0 exactly (a gradient that was always 0): the step is m / eps.
+  cases.push_back({"zero_v",
+                   {I::real({3}).no_grad(), I::real({3}).no_grad(),
+                    I::real({3}).with_values({0, 0, 0}).no_grad()},
+                   A{0.1, 0.5, 0.2, 1e-3, 0.01}});
+  return cases;
+}
+
+std::vector<ErrorCase> adamw_update_error_cases() {
+  using I = InputSpec;
+  using A = AdamWUpdateAttrs;
+  const std::vector<I> ok = {I::real({3}), I::real({3}), spread_input({3}, 0.1)};
+  return std::vector<ErrorCase>{
+      {"m_shape", {I::real({3}), I::real({4}), spread_input({3}, 0.1)}, A{}, "argument 'm'"},
+      {"v_shape",
+       {I::real({2, 3}), I::real({2, 3}), spread_input({3, 2}, 0.1)},
+       A{},
+       "shape [2, 3] (as param)"},
+      {"v_dtype",
+       {I::real({3}), I::real({3}), spread_input({3}, 0.1).with_dtype(DType::f64)},
+       A{},
+       "dtype f32 (as the other inputs)"},
+      {"integer_param",
+       {I::ids({3}, 4), I::real({3}), spread_input({3}, 0.1)},
+       A{},
+       "floating-point"},
+      {"negative_lr", ok, A{-1e-3}, "argument 'lr'"},
+      {"zero_correction", ok, A{1e-3, 0.0}, "argument 'beta1_correction'"},
+      {"correction_above_one", ok, A{1e-3, 1.0, 1.5}, "in (0, 1]"},
+      {"nan_eps", ok, A{1e-3, 1.0, 1.0, std::nan("")}, "argument 'eps'"},
+      {"negative_weight_decay", ok, A{1e-3, 1.0, 1.0, 1e-8, -0.1}, "argument 'weight_decay'"},
+  };
+}
+
+}  // namespace
+
 void register_adamw_update(OpRegistry& registry) {
   OpDef op = update_op("adamw_update",
                        "AdamW's step: param * (1 - lr * wd) - lr * m_hat / (sqrt(v_hat) + eps)",
@@ -45,56 +101,8 @@ void register_adamw_update(OpRegistry& registry) {
     return fmt::format("lr={}, beta1_correction={}, beta2_correction={}, eps={}, weight_decay={}",
                        a.lr, a.beta1_correction, a.beta2_correction, a.eps, a.weight_decay);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = AdamWUpdateAttrs;
-    // Step 3 with PyTorch's defaults, lr 0.1 to make the step visible.
-    const A step3{0.1, 1 - 0.9 * 0.9 * 0.9, 1 - 0.999 * 0.999 * 0.999, 1e-8, 0.01};
-    std::vector<OpCase> cases;
-    for (const auto& [name, s] : update_case_shapes()) {
-      cases.push_back(
-          {name, {I::real(s).no_grad(), I::real(s).no_grad(), spread_input(s, 0.01)}, step3});
-    }
-    const Shape s{4, 5};
-    auto inputs = [&](double v_lo) {
-      return std::vector<I>{I::real(s).no_grad(), I::real(s).no_grad(), spread_input(s, v_lo)};
-    };
-    cases.push_back({"first_step", inputs(0.01), A{1e-3, 0.1, 0.001, 1e-8, 0.01}});
-    cases.push_back({"no_weight_decay", inputs(0.01), A{0.1, 0.5, 0.2, 1e-8, 0.0}});
-    cases.push_back({"zero_lr", inputs(0.01), A{0.0, 0.5, 0.2, 1e-8, 0.01}});
-    cases.push_back({"large_eps", inputs(0.0), A{0.1, 1.0, 1.0, 0.5, 0.1}});
-    // v = 0 exactly (a gradient that was always 0): the step is m / eps.
-    cases.push_back({"zero_v",
-                     {I::real({3}).no_grad(), I::real({3}).no_grad(),
-                      I::real({3}).with_values({0, 0, 0}).no_grad()},
-                     A{0.1, 0.5, 0.2, 1e-3, 0.01}});
-    return cases;
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = AdamWUpdateAttrs;
-    const std::vector<I> ok = {I::real({3}), I::real({3}), spread_input({3}, 0.1)};
-    return std::vector<ErrorCase>{
-        {"m_shape", {I::real({3}), I::real({4}), spread_input({3}, 0.1)}, A{}, "argument 'm'"},
-        {"v_shape",
-         {I::real({2, 3}), I::real({2, 3}), spread_input({3, 2}, 0.1)},
-         A{},
-         "shape [2, 3] (as param)"},
-        {"v_dtype",
-         {I::real({3}), I::real({3}), spread_input({3}, 0.1).with_dtype(DType::f64)},
-         A{},
-         "dtype f32 (as the other inputs)"},
-        {"integer_param",
-         {I::ids({3}, 4), I::real({3}), spread_input({3}, 0.1)},
-         A{},
-         "floating-point"},
-        {"negative_lr", ok, A{-1e-3}, "argument 'lr'"},
-        {"zero_correction", ok, A{1e-3, 0.0}, "argument 'beta1_correction'"},
-        {"correction_above_one", ok, A{1e-3, 1.0, 1.5}, "in (0, 1]"},
-        {"nan_eps", ok, A{1e-3, 1.0, 1.0, std::nan("")}, "argument 'eps'"},
-        {"negative_weight_decay", ok, A{1e-3, 1.0, 1.0, 1e-8, -0.1}, "argument 'weight_decay'"},
-    };
-  };
+  op.cases = adamw_update_cases;
+  op.error_cases = adamw_update_error_cases;
   registry.add(std::move(op));
 }
 

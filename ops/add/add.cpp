@@ -19,6 +19,32 @@ Tensor add(const Tensor& a, const Tensor& b) {
   return apply_op(op, {a, b});
 }
 
+namespace {
+
+std::vector<OpCase> add_cases() {
+  using I = InputSpec;
+  return std::vector<OpCase>{
+      {"same_shape", {I::real({3, 4}), I::real({3, 4})}},
+      {"batch_broadcast", {I::real({2, 3, 4}), I::real({3, 4})}},
+      {"broadcast_first", {I::real({3, 4}), I::real({2, 3, 4})}},
+      {"both_broadcast", {I::real({2, 1, 4}), I::real({3, 1})}},
+      {"middle_axis", {I::real({2, 3, 4}), I::real({3, 1})}},
+      {"outer_and_inner", {I::real({2, 1, 4, 1}), I::real({2, 3, 1, 5})}},
+      {"size_one_dims", {I::real({1, 1}), I::real({1})}},
+      {"scalar_like", {I::real({5, 3}), I::real({1})}},
+      {"andrea_tok_plus_pos", {I::real({2, 16, 8}), I::real({16, 8})}},
+      {"scalar", {I::real({}), I::real({2, 3})}},
+      {"empty_rows", {I::real({0, 3}), I::real({3})}},
+      // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
+      // when the width allows, 257 does not).
+      {"wide_rows", {I::real({3, 16, 32}), I::real({16, 32})}},
+      {"wide_rows_first", {I::real({16, 32}), I::real({3, 16, 32})}},
+      {"odd_width", {I::real({257}), I::real({2, 257})}},
+  };
+}
+
+}  // namespace
+
 void register_add(OpRegistry& registry) {
   OpDef op;
   op.name = "add";
@@ -35,27 +61,7 @@ void register_add(OpRegistry& registry) {
   op.kernels = MG_KERNELS(add);
   op.out_may_alias_input = true;  // each element is read before its index is written
   op.reference = add_reference;
-  op.cases = [] {
-    using I = InputSpec;
-    return std::vector<OpCase>{
-        {"same_shape", {I::real({3, 4}), I::real({3, 4})}},
-        {"batch_broadcast", {I::real({2, 3, 4}), I::real({3, 4})}},
-        {"broadcast_first", {I::real({3, 4}), I::real({2, 3, 4})}},
-        {"both_broadcast", {I::real({2, 1, 4}), I::real({3, 1})}},
-        {"middle_axis", {I::real({2, 3, 4}), I::real({3, 1})}},
-        {"outer_and_inner", {I::real({2, 1, 4, 1}), I::real({2, 3, 1, 5})}},
-        {"size_one_dims", {I::real({1, 1}), I::real({1})}},
-        {"scalar_like", {I::real({5, 3}), I::real({1})}},
-        {"andrea_tok_plus_pos", {I::real({2, 16, 8}), I::real({16, 8})}},
-        {"scalar", {I::real({}), I::real({2, 3})}},
-        {"empty_rows", {I::real({0, 3}), I::real({3})}},
-        // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
-        // when the width allows, 257 does not).
-        {"wide_rows", {I::real({3, 16, 32}), I::real({16, 32})}},
-        {"wide_rows_first", {I::real({16, 32}), I::real({3, 16, 32})}},
-        {"odd_width", {I::real({257}), I::real({2, 257})}},
-    };
-  };
+  op.cases = add_cases;
   op.error_cases = elementwise_binary_error_cases;
   registry.add(std::move(op));
 }

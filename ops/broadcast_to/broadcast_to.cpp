@@ -21,6 +21,43 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   return apply_op(op, {x}, BroadcastToAttrs{shape});
 }
 
+namespace {
+
+std::vector<OpCase> broadcast_to_cases() {
+  using I = InputSpec;
+  using A = BroadcastToAttrs;
+  return std::vector<OpCase>{
+      {"leading_axis", {I::real({3, 4})}, A{{2, 3, 4}}},
+      {"from_scalar", {I::real({})}, A{{2, 3}}},
+      {"inner_axis", {I::real({2, 1, 4})}, A{{2, 3, 4}}},
+      {"leading_and_last_axes", {I::real({3, 1})}, A{{2, 3, 4}}},
+      {"outer_and_inner_axes", {I::real({1, 3, 1, 5})}, A{{2, 3, 4, 5}}},
+      {"size_one_dims", {I::real({1})}, A{{5, 1}}},
+      {"andrea_pos_grad", {I::real({16, 8})}, A{{3, 16, 8}}},
+  };
+}
+
+std::vector<ErrorCase> broadcast_to_error_cases() {
+  using I = InputSpec;
+  using A = BroadcastToAttrs;
+  return std::vector<ErrorCase>{
+      {"not_broadcastable", {I::real({2, 3})}, A{{4, 3}}, "x's [2, 3] broadcasts to"},
+      {"smaller_target", {I::real({2, 3})}, A{{3}}, "x's [2, 3] broadcasts to"},
+      {"integer_input", {I::ids({2}, 3)}, A{{2, 2}}, "floating-point"},
+      {"negative_size",
+       {I::real({1})},
+       A{{-5}},
+       "broadcast_to: argument 'shape': expected non-negative sizes, got [-5]"},
+      {"too_many_bytes",
+       {I::real({1})},
+       A{{std::int64_t{1} << 62}},
+       "broadcast_to: argument 'output': expected a shape of non-negative sizes and at most 2^63 "
+       "- 1 bytes"},
+  };
+}
+
+}  // namespace
+
 void register_broadcast_to(OpRegistry& registry) {
   OpDef op;
   op.name = "broadcast_to";
@@ -45,37 +82,8 @@ void register_broadcast_to(OpRegistry& registry) {
   op.describe_attrs = [](const std::any& attrs) {
     return "shape=" + shape_str(attrs_as<BroadcastToAttrs>("broadcast_to", attrs).shape);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = BroadcastToAttrs;
-    return std::vector<OpCase>{
-        {"leading_axis", {I::real({3, 4})}, A{{2, 3, 4}}},
-        {"from_scalar", {I::real({})}, A{{2, 3}}},
-        {"inner_axis", {I::real({2, 1, 4})}, A{{2, 3, 4}}},
-        {"leading_and_last_axes", {I::real({3, 1})}, A{{2, 3, 4}}},
-        {"outer_and_inner_axes", {I::real({1, 3, 1, 5})}, A{{2, 3, 4, 5}}},
-        {"size_one_dims", {I::real({1})}, A{{5, 1}}},
-        {"andrea_pos_grad", {I::real({16, 8})}, A{{3, 16, 8}}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = BroadcastToAttrs;
-    return std::vector<ErrorCase>{
-        {"not_broadcastable", {I::real({2, 3})}, A{{4, 3}}, "x's [2, 3] broadcasts to"},
-        {"smaller_target", {I::real({2, 3})}, A{{3}}, "x's [2, 3] broadcasts to"},
-        {"integer_input", {I::ids({2}, 3)}, A{{2, 2}}, "floating-point"},
-        {"negative_size",
-         {I::real({1})},
-         A{{-5}},
-         "broadcast_to: argument 'shape': expected non-negative sizes, got [-5]"},
-        {"too_many_bytes",
-         {I::real({1})},
-         A{{std::int64_t{1} << 62}},
-         "broadcast_to: argument 'output': expected a shape of non-negative sizes and at most 2^63 "
-         "- 1 bytes"},
-    };
-  };
+  op.cases = broadcast_to_cases;
+  op.error_cases = broadcast_to_error_cases;
   registry.add(std::move(op));
 }
 

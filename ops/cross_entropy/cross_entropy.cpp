@@ -50,6 +50,91 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, CrossEntropyOp
   return apply_op(op, {logits, targets}, options);
 }
 
+namespace {
+
+std::vector<OpCase> cross_entropy_cases() {
+  using I = InputSpec;
+  using O = CrossEntropyOptions;
+  constexpr auto mean = Reduction::mean, sum = Reduction::sum, none = Reduction::none;
+  constexpr std::int64_t kIgnore = kDefaultIgnoreIndex;
+  // Logits of magnitude 1e4: exp(x) overflows even in f64, exp(x - max) does not.
+  const std::vector<double> large = {1e4,       1e4 - 1, -1e4, 9999.5,   -2e4, 2e4,
+                                     2e4 - 0.5, 0,       -3e3, -3e3 + 2, 5e3,  -1e4};
+  return std::vector<OpCase>{
+      {"rows_mean", {I::real({6, 5}), I::ids({6}, 5)}, O{mean}},
+      {"rows_sum", {I::real({6, 5}), I::ids({6}, 5)}, O{sum}},
+      {"rows_none", {I::real({6, 5}), I::ids({6}, 5)}, O{none}},
+      {"batch_time_mean", {I::real({2, 3, 7}), I::ids({2, 3}, 7)}, O{mean}},
+      {"batch_time_none", {I::real({2, 3, 7}), I::ids({2, 3}, 7)}, O{none}},
+      {"batch_time_sum_i32",
+       {I::real({3, 2, 4}), I::ids({3, 2}, 4).with_dtype(DType::i32)},
+       O{sum}},
+      {"one_class", {I::real({4, 1}), I::ids({4}, 1)}, O{mean}},  // loss 0, gradient 0
+      {"one_class_none", {I::real({3, 1}), I::ids({3}, 1)}, O{none}},
+      {"one_row", {I::real({1, 6}), I::ids({1}, 6)}, O{mean}},
+      {"one_row_none", {I::real({1, 6}), I::ids({1}, 6)}, O{none}},
+      {"rank1_logits", {I::real({5}), I::ids({}, 5).with_values({3})}, O{mean}},
+      {"rank1_logits_none", {I::real({5}), I::ids({}, 5).with_values({1})}, O{none}},
+      {"repeated_targets",
+       {I::real({6, 4}), I::ids({6}, 4).with_values({2, 2, 2, 2, 0, 2})},
+       O{mean}},
+      {"ignored_rows_mean",
+       {I::real({5, 4}), I::ids({5}, 4).with_values({1, kIgnore, 3, kIgnore, 0})},
+       O{mean}},
+      {"ignored_rows_sum",
+       {I::real({5, 4}), I::ids({5}, 4).with_values({kIgnore, 2, 2, 0, kIgnore})},
+       O{sum}},
+      {"ignored_rows_none",
+       {I::real({2, 3, 4}), I::ids({2, 3}, 4).with_values({3, kIgnore, 0, kIgnore, kIgnore, 1})},
+       O{none}},
+      {"all_ignored_sum",  // 0, and an all-zero gradient (the mean would be NaN)
+       {I::real({3, 4}), I::ids({3}, 4).with_values({kIgnore, kIgnore, kIgnore})},
+       O{sum}},
+      {"ignore_index_3",  // ignore_index inside [0, V): those rows are skipped all the same
+       {I::real({5, 4}), I::ids({5}, 4).with_values({0, 3, 1, 3, 2})},
+       O{mean, 3}},
+      {"ignore_index_0_none",
+       {I::real({4, 3}), I::ids({4}, 3).with_values({0, 2, 0, 1}).with_dtype(DType::i32)},
+       O{none, 0}},
+      {"large_logits_mean",
+       {I::real({3, 4}).with_values(large), I::ids({3}, 4).with_values({2, 1, 0})},
+       O{mean}},
+      {"large_logits_none",
+       {I::real({3, 4}).with_values(large), I::ids({3}, 4).with_values({0, 3, 1})},
+       O{none}},
+      {"vocab_rows", {I::real({4, 8, 50}), I::ids({4, 8}, 50)}, O{mean}, 512},
+      {"no_rows_sum", {I::real({0, 5}), I::ids({0}, 5)}, O{sum}},  // 0
+  };
+}
+
+std::vector<ErrorCase> cross_entropy_error_cases() {
+  using I = InputSpec;
+  using O = CrossEntropyOptions;
+  return std::vector<ErrorCase>{
+      {"target_too_large",
+       {I::real({2, 3, 5}), I::ids({2, 3}, 5).with_values({0, 1, 2, 3, 4, 9})},
+       O{},
+       "expected ids in [0, 5) or ignore_index -100, got 9 at position [1, 2]"},
+      {"target_negative",
+       {I::real({3, 4}), I::ids({3}, 4).with_values({0, -1, 2})},
+       O{},
+       "got -1 at position [1]"},
+      {"default_ignore_with_other_index",
+       {I::real({3, 4}), I::ids({3}, 4).with_values({0, -100, 2}).with_dtype(DType::i32)},
+       O{Reduction::sum, 3},
+       "ignore_index 3, got -100 at position [1]"},
+      {"targets_shape",
+       {I::real({3, 4}), I::ids({4}, 4)},
+       O{},
+       "shape [3] (logits' shape without its last axis)"},
+      {"float_targets", {I::real({3, 4}), I::real({3}).no_grad()}, O{}, "integer ids"},
+      {"integer_logits", {I::ids({3, 4}, 2), I::ids({3}, 4)}, O{}, "floating-point"},
+      {"rank0_logits", {I::real({}), I::ids({}, 1)}, O{}, "rank >= 1"},
+  };
+}
+
+}  // namespace
+
 void register_cross_entropy(OpRegistry& registry) {
   OpDef op;
   op.name = "cross_entropy";
@@ -69,85 +154,8 @@ void register_cross_entropy(OpRegistry& registry) {
   op.kernels = MG_KERNELS(cross_entropy);
   op.reference = cross_entropy_reference;
   op.describe_attrs = describe_cross_entropy_options;
-  op.cases = [] {
-    using I = InputSpec;
-    using O = CrossEntropyOptions;
-    constexpr auto mean = Reduction::mean, sum = Reduction::sum, none = Reduction::none;
-    constexpr std::int64_t kIgnore = kDefaultIgnoreIndex;
-    // Logits of magnitude 1e4: exp(x) overflows even in f64, exp(x - max) does not.
-    const std::vector<double> large = {1e4,       1e4 - 1, -1e4, 9999.5,   -2e4, 2e4,
-                                       2e4 - 0.5, 0,       -3e3, -3e3 + 2, 5e3,  -1e4};
-    return std::vector<OpCase>{
-        {"rows_mean", {I::real({6, 5}), I::ids({6}, 5)}, O{mean}},
-        {"rows_sum", {I::real({6, 5}), I::ids({6}, 5)}, O{sum}},
-        {"rows_none", {I::real({6, 5}), I::ids({6}, 5)}, O{none}},
-        {"batch_time_mean", {I::real({2, 3, 7}), I::ids({2, 3}, 7)}, O{mean}},
-        {"batch_time_none", {I::real({2, 3, 7}), I::ids({2, 3}, 7)}, O{none}},
-        {"batch_time_sum_i32",
-         {I::real({3, 2, 4}), I::ids({3, 2}, 4).with_dtype(DType::i32)},
-         O{sum}},
-        {"one_class", {I::real({4, 1}), I::ids({4}, 1)}, O{mean}},  // loss 0, gradient 0
-        {"one_class_none", {I::real({3, 1}), I::ids({3}, 1)}, O{none}},
-        {"one_row", {I::real({1, 6}), I::ids({1}, 6)}, O{mean}},
-        {"one_row_none", {I::real({1, 6}), I::ids({1}, 6)}, O{none}},
-        {"rank1_logits", {I::real({5}), I::ids({}, 5).with_values({3})}, O{mean}},
-        {"rank1_logits_none", {I::real({5}), I::ids({}, 5).with_values({1})}, O{none}},
-        {"repeated_targets",
-         {I::real({6, 4}), I::ids({6}, 4).with_values({2, 2, 2, 2, 0, 2})},
-         O{mean}},
-        {"ignored_rows_mean",
-         {I::real({5, 4}), I::ids({5}, 4).with_values({1, kIgnore, 3, kIgnore, 0})},
-         O{mean}},
-        {"ignored_rows_sum",
-         {I::real({5, 4}), I::ids({5}, 4).with_values({kIgnore, 2, 2, 0, kIgnore})},
-         O{sum}},
-        {"ignored_rows_none",
-         {I::real({2, 3, 4}), I::ids({2, 3}, 4).with_values({3, kIgnore, 0, kIgnore, kIgnore, 1})},
-         O{none}},
-        {"all_ignored_sum",  // 0, and an all-zero gradient (the mean would be NaN)
-         {I::real({3, 4}), I::ids({3}, 4).with_values({kIgnore, kIgnore, kIgnore})},
-         O{sum}},
-        {"ignore_index_3",  // ignore_index inside [0, V): those rows are skipped all the same
-         {I::real({5, 4}), I::ids({5}, 4).with_values({0, 3, 1, 3, 2})},
-         O{mean, 3}},
-        {"ignore_index_0_none",
-         {I::real({4, 3}), I::ids({4}, 3).with_values({0, 2, 0, 1}).with_dtype(DType::i32)},
-         O{none, 0}},
-        {"large_logits_mean",
-         {I::real({3, 4}).with_values(large), I::ids({3}, 4).with_values({2, 1, 0})},
-         O{mean}},
-        {"large_logits_none",
-         {I::real({3, 4}).with_values(large), I::ids({3}, 4).with_values({0, 3, 1})},
-         O{none}},
-        {"vocab_rows", {I::real({4, 8, 50}), I::ids({4, 8}, 50)}, O{mean}, 512},
-        {"no_rows_sum", {I::real({0, 5}), I::ids({0}, 5)}, O{sum}},  // 0
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using O = CrossEntropyOptions;
-    return std::vector<ErrorCase>{
-        {"target_too_large",
-         {I::real({2, 3, 5}), I::ids({2, 3}, 5).with_values({0, 1, 2, 3, 4, 9})},
-         O{},
-         "expected ids in [0, 5) or ignore_index -100, got 9 at position [1, 2]"},
-        {"target_negative",
-         {I::real({3, 4}), I::ids({3}, 4).with_values({0, -1, 2})},
-         O{},
-         "got -1 at position [1]"},
-        {"default_ignore_with_other_index",
-         {I::real({3, 4}), I::ids({3}, 4).with_values({0, -100, 2}).with_dtype(DType::i32)},
-         O{Reduction::sum, 3},
-         "ignore_index 3, got -100 at position [1]"},
-        {"targets_shape",
-         {I::real({3, 4}), I::ids({4}, 4)},
-         O{},
-         "shape [3] (logits' shape without its last axis)"},
-        {"float_targets", {I::real({3, 4}), I::real({3}).no_grad()}, O{}, "integer ids"},
-        {"integer_logits", {I::ids({3, 4}, 2), I::ids({3}, 4)}, O{}, "floating-point"},
-        {"rank0_logits", {I::real({}), I::ids({}, 1)}, O{}, "rank >= 1"},
-    };
-  };
+  op.cases = cross_entropy_cases;
+  op.error_cases = cross_entropy_error_cases;
   registry.add(std::move(op));
 }
 

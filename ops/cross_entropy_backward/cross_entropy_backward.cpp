@@ -19,6 +19,72 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
   return apply_op(op, {logits, targets, grad_out}, options);
 }
 
+namespace {
+
+std::vector<OpCase> cross_entropy_backward_cases() {
+  using I = InputSpec;
+  using O = CrossEntropyOptions;
+  constexpr auto mean = Reduction::mean, sum = Reduction::sum, none = Reduction::none;
+  constexpr std::int64_t kIgnore = kDefaultIgnoreIndex;
+  return std::vector<OpCase>{
+      {"rows_mean", {I::real({6, 5}), I::ids({6}, 5), I::real({})}, O{mean}},
+      {"rows_sum", {I::real({6, 5}), I::ids({6}, 5), I::real({})}, O{sum}},
+      {"rows_none", {I::real({6, 5}), I::ids({6}, 5), I::real({6})}, O{none}},
+      {"batch_time_none_i32",
+       {I::real({2, 3, 7}), I::ids({2, 3}, 7).with_dtype(DType::i32), I::real({2, 3})},
+       O{none}},
+      {"one_class", {I::real({4, 1}), I::ids({4}, 1), I::real({})}, O{mean}},
+      {"rank1_logits", {I::real({5}), I::ids({}, 5).with_values({4}), I::real({})}, O{sum}},
+      {"ignored_rows_mean",
+       {I::real({5, 4}), I::ids({5}, 4).with_values({1, kIgnore, 3, kIgnore, 1}), I::real({})},
+       O{mean}},
+      {"ignored_rows_none",
+       {I::real({4, 3}), I::ids({4}, 3).with_values({kIgnore, 2, kIgnore, 2}), I::real({4})},
+       O{none}},
+      {"all_ignored_mean",  // no counted row: the gradient is zero, not NaN
+       {I::real({2, 3}), I::ids({2}, 3).with_values({kIgnore, kIgnore}), I::real({})},
+       O{mean}},
+      {"ignore_index_3",
+       {I::real({5, 4}), I::ids({5}, 4).with_values({0, 3, 1, 3, 2}), I::real({})},
+       O{mean, 3}},
+      {"large_logits",
+       {I::real({2, 3}).with_values({1e4, 1e4 - 1, -1e4, -2e4, 2e4, 2e4 - 0.5}),
+        I::ids({2}, 3).with_values({1, 0}), I::real({2})},
+       O{none}},
+      {"vocab_rows", {I::real({4, 8, 50}), I::ids({4, 8}, 50), I::real({})}, O{mean}},
+      {"no_rows", {I::real({0, 5}), I::ids({0}, 5), I::real({})}, O{mean}},
+  };
+}
+
+std::vector<ErrorCase> cross_entropy_backward_error_cases() {
+  using I = InputSpec;
+  using O = CrossEntropyOptions;
+  return std::vector<ErrorCase>{
+      {"target_too_large",
+       {I::real({2, 3}), I::ids({2}, 3).with_values({0, 3}), I::real({})},
+       O{},
+       "expected ids in [0, 3) or ignore_index -100, got 3 at position [1]"},
+      {"grad_out_shape",
+       {I::real({2, 3}), I::ids({2}, 3), I::real({2})},
+       O{},
+       "shape [] (the loss's shape for reduction mean)"},
+      {"grad_out_shape_none",
+       {I::real({2, 3}), I::ids({2}, 3), I::real({})},
+       O{Reduction::none},
+       "shape [2] (the loss's shape for reduction none)"},
+      {"grad_out_dtype",
+       {I::real({2, 3}), I::ids({2}, 3), I::real({}).with_dtype(DType::f64)},
+       O{},
+       "dtype f32"},
+      {"targets_shape",
+       {I::real({2, 3}), I::ids({3}, 3), I::real({})},
+       O{},
+       "logits' shape without its last axis"},
+  };
+}
+
+}  // namespace
+
 void register_cross_entropy_backward(OpRegistry& registry) {
   OpDef op;
   op.name = "cross_entropy_backward";
@@ -40,66 +106,8 @@ void register_cross_entropy_backward(OpRegistry& registry) {
   op.describe_attrs = describe_cross_entropy_options;
   // No backward rule, so the harness checks forward values (and other devices against the
   // CPU); the gradients it computes are checked through cross_entropy's gradcheck.
-  op.cases = [] {
-    using I = InputSpec;
-    using O = CrossEntropyOptions;
-    constexpr auto mean = Reduction::mean, sum = Reduction::sum, none = Reduction::none;
-    constexpr std::int64_t kIgnore = kDefaultIgnoreIndex;
-    return std::vector<OpCase>{
-        {"rows_mean", {I::real({6, 5}), I::ids({6}, 5), I::real({})}, O{mean}},
-        {"rows_sum", {I::real({6, 5}), I::ids({6}, 5), I::real({})}, O{sum}},
-        {"rows_none", {I::real({6, 5}), I::ids({6}, 5), I::real({6})}, O{none}},
-        {"batch_time_none_i32",
-         {I::real({2, 3, 7}), I::ids({2, 3}, 7).with_dtype(DType::i32), I::real({2, 3})},
-         O{none}},
-        {"one_class", {I::real({4, 1}), I::ids({4}, 1), I::real({})}, O{mean}},
-        {"rank1_logits", {I::real({5}), I::ids({}, 5).with_values({4}), I::real({})}, O{sum}},
-        {"ignored_rows_mean",
-         {I::real({5, 4}), I::ids({5}, 4).with_values({1, kIgnore, 3, kIgnore, 1}), I::real({})},
-         O{mean}},
-        {"ignored_rows_none",
-         {I::real({4, 3}), I::ids({4}, 3).with_values({kIgnore, 2, kIgnore, 2}), I::real({4})},
-         O{none}},
-        {"all_ignored_mean",  // no counted row: the gradient is zero, not NaN
-         {I::real({2, 3}), I::ids({2}, 3).with_values({kIgnore, kIgnore}), I::real({})},
-         O{mean}},
-        {"ignore_index_3",
-         {I::real({5, 4}), I::ids({5}, 4).with_values({0, 3, 1, 3, 2}), I::real({})},
-         O{mean, 3}},
-        {"large_logits",
-         {I::real({2, 3}).with_values({1e4, 1e4 - 1, -1e4, -2e4, 2e4, 2e4 - 0.5}),
-          I::ids({2}, 3).with_values({1, 0}), I::real({2})},
-         O{none}},
-        {"vocab_rows", {I::real({4, 8, 50}), I::ids({4, 8}, 50), I::real({})}, O{mean}},
-        {"no_rows", {I::real({0, 5}), I::ids({0}, 5), I::real({})}, O{mean}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using O = CrossEntropyOptions;
-    return std::vector<ErrorCase>{
-        {"target_too_large",
-         {I::real({2, 3}), I::ids({2}, 3).with_values({0, 3}), I::real({})},
-         O{},
-         "expected ids in [0, 3) or ignore_index -100, got 3 at position [1]"},
-        {"grad_out_shape",
-         {I::real({2, 3}), I::ids({2}, 3), I::real({2})},
-         O{},
-         "shape [] (the loss's shape for reduction mean)"},
-        {"grad_out_shape_none",
-         {I::real({2, 3}), I::ids({2}, 3), I::real({})},
-         O{Reduction::none},
-         "shape [2] (the loss's shape for reduction none)"},
-        {"grad_out_dtype",
-         {I::real({2, 3}), I::ids({2}, 3), I::real({}).with_dtype(DType::f64)},
-         O{},
-         "dtype f32"},
-        {"targets_shape",
-         {I::real({2, 3}), I::ids({3}, 3), I::real({})},
-         O{},
-         "logits' shape without its last axis"},
-    };
-  };
+  op.cases = cross_entropy_backward_cases;
+  op.error_cases = cross_entropy_backward_error_cases;
   registry.add(std::move(op));
 }
 

@@ -33,6 +33,29 @@ InputSpec divisor(Shape shape) {
   return InputSpec::real(std::move(shape)).with_values(std::move(values));
 }
 
+std::vector<OpCase> div_cases() {
+  using I = InputSpec;
+  // Every divisor b comes from divisor(): away from 0. Cases with the broadcast operand
+  // first matter most: the fast paths put the full-size operand first and must not turn
+  // a / b into b / a.
+  return std::vector<OpCase>{
+      {"same_shape", {I::real({3, 4}), divisor({3, 4})}},
+      {"batch_broadcast", {I::real({2, 3, 4}), divisor({3, 4})}},
+      {"broadcast_first", {I::real({3, 4}), divisor({2, 3, 4})}},
+      {"both_broadcast", {I::real({2, 1, 4}), divisor({3, 1})}},
+      {"outer_and_inner", {I::real({2, 1, 4, 1}), divisor({2, 3, 1, 5})}},
+      {"scalar_divisor", {I::real({5, 3}), divisor({})}},
+      {"scalar_numerator", {I::real({1}), divisor({5, 3})}},
+      {"size_one_dims", {I::real({1, 1}), divisor({1})}},
+      {"empty_rows", {I::real({0, 3}), divisor({3})}},
+      // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
+      // when the width allows, 257 does not).
+      {"wide_rows", {I::real({3, 16, 32}), divisor({16, 32})}},
+      {"wide_rows_first", {I::real({16, 32}), divisor({3, 16, 32})}},
+      {"odd_width_first", {I::real({257}), divisor({2, 257})}},
+  };
+}
+
 }  // namespace
 
 void register_div(OpRegistry& registry) {
@@ -54,28 +77,7 @@ void register_div(OpRegistry& registry) {
   op.kernels = MG_KERNELS(div);
   op.out_may_alias_input = true;  // each element is read before its index is written
   op.reference = div_reference;
-  op.cases = [] {
-    using I = InputSpec;
-    // Every divisor b comes from divisor(): away from 0. Cases with the broadcast operand
-    // first matter most: the fast paths put the full-size operand first and must not turn
-    // a / b into b / a.
-    return std::vector<OpCase>{
-        {"same_shape", {I::real({3, 4}), divisor({3, 4})}},
-        {"batch_broadcast", {I::real({2, 3, 4}), divisor({3, 4})}},
-        {"broadcast_first", {I::real({3, 4}), divisor({2, 3, 4})}},
-        {"both_broadcast", {I::real({2, 1, 4}), divisor({3, 1})}},
-        {"outer_and_inner", {I::real({2, 1, 4, 1}), divisor({2, 3, 1, 5})}},
-        {"scalar_divisor", {I::real({5, 3}), divisor({})}},
-        {"scalar_numerator", {I::real({1}), divisor({5, 3})}},
-        {"size_one_dims", {I::real({1, 1}), divisor({1})}},
-        {"empty_rows", {I::real({0, 3}), divisor({3})}},
-        // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
-        // when the width allows, 257 does not).
-        {"wide_rows", {I::real({3, 16, 32}), divisor({16, 32})}},
-        {"wide_rows_first", {I::real({16, 32}), divisor({3, 16, 32})}},
-        {"odd_width_first", {I::real({257}), divisor({2, 257})}},
-    };
-  };
+  op.cases = div_cases;
   op.error_cases = elementwise_binary_error_cases;
   registry.add(std::move(op));
 }

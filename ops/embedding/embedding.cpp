@@ -17,6 +17,40 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   return apply_op(op, {table, ids});
 }
 
+namespace {
+
+std::vector<OpCase> embedding_cases() {
+  using I = InputSpec;
+  return std::vector<OpCase>{
+      // 12 ids drawn from 6 of 10 rows: rows hit zero, one and many times.
+      {"repeated_ids", {I::real({10, 4}), I::ids({3, 4}, 6)}},
+      {"i32_ids", {I::real({7, 3}), I::ids({5}, 7).with_dtype(DType::i32)}},
+      {"all_ids_equal", {I::real({5, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})}},
+      {"single_row", {I::real({1, 1}), I::ids({1}, 1)}},
+      {"scalar_id", {I::real({4, 3}), I::ids({}, 4).with_values({3})}},
+      {"andrea_shapes", {I::real({8449, 768}), I::ids({2, 8}, 8449)}, {}, 256},
+  };
+}
+
+std::vector<ErrorCase> embedding_error_cases() {
+  using I = InputSpec;
+  return std::vector<ErrorCase>{
+      {"id_too_large",
+       {I::real({5, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
+       {},
+       "id 5 at position [1, 0]"},
+      {"id_negative",
+       {I::real({5, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
+       {},
+       "id -1 at position [1]"},
+      {"float_ids", {I::real({5, 3}), I::real({2}).no_grad()}, {}, "integer ids"},
+      {"integer_table", {I::ids({5, 3}, 2), I::ids({2}, 5)}, {}, "floating-point"},
+      {"table_rank", {I::real({5, 3, 2}), I::ids({2}, 5)}, {}, "rank 2"},
+  };
+}
+
+}  // namespace
+
 void register_embedding(OpRegistry& registry) {
   OpDef op;
   op.name = "embedding";
@@ -36,34 +70,8 @@ void register_embedding(OpRegistry& registry) {
   };
   op.kernels = MG_KERNELS(embedding);
   op.reference = embedding_reference;
-  op.cases = [] {
-    using I = InputSpec;
-    return std::vector<OpCase>{
-        // 12 ids drawn from 6 of 10 rows: rows hit zero, one and many times.
-        {"repeated_ids", {I::real({10, 4}), I::ids({3, 4}, 6)}},
-        {"i32_ids", {I::real({7, 3}), I::ids({5}, 7).with_dtype(DType::i32)}},
-        {"all_ids_equal", {I::real({5, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})}},
-        {"single_row", {I::real({1, 1}), I::ids({1}, 1)}},
-        {"scalar_id", {I::real({4, 3}), I::ids({}, 4).with_values({3})}},
-        {"andrea_shapes", {I::real({8449, 768}), I::ids({2, 8}, 8449)}, {}, 256},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    return std::vector<ErrorCase>{
-        {"id_too_large",
-         {I::real({5, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
-         {},
-         "id 5 at position [1, 0]"},
-        {"id_negative",
-         {I::real({5, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
-         {},
-         "id -1 at position [1]"},
-        {"float_ids", {I::real({5, 3}), I::real({2}).no_grad()}, {}, "integer ids"},
-        {"integer_table", {I::ids({5, 3}, 2), I::ids({2}, 5)}, {}, "floating-point"},
-        {"table_rank", {I::real({5, 3, 2}), I::ids({2}, 5)}, {}, "rank 2"},
-    };
-  };
+  op.cases = embedding_cases;
+  op.error_cases = embedding_error_cases;
   registry.add(std::move(op));
 }
 

@@ -16,6 +16,37 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t ro
   return apply_op(op, {grad, ids}, EmbeddingBackwardAttrs{rows});
 }
 
+namespace {
+
+std::vector<OpCase> embedding_backward_cases() {
+  using I = InputSpec;
+  using A = EmbeddingBackwardAttrs;
+  return std::vector<OpCase>{
+      {"repeated_ids", {I::real({3, 4, 4}), I::ids({3, 4}, 6)}, A{10}},
+      {"i32_ids", {I::real({5, 3}), I::ids({5}, 7).with_dtype(DType::i32)}, A{7}},
+      {"all_ids_equal",
+       {I::real({2, 3, 3}), I::ids({2, 3}, 5).with_values({4, 4, 4, 4, 4, 4})},
+       A{5}},
+      {"andrea_shapes", {I::real({2, 8, 768}), I::ids({2, 8}, 8449)}, A{8449}, 32},
+      {"no_positions", {I::real({0, 3}), I::ids({0}, 5)}, A{5}},  // all rows zero
+  };
+}
+
+std::vector<ErrorCase> embedding_backward_error_cases() {
+  using I = InputSpec;
+  using A = EmbeddingBackwardAttrs;
+  return std::vector<ErrorCase>{
+      {"id_too_large",
+       {I::real({3, 2}), I::ids({3}, 4).with_values({0, 4, 1})},
+       A{4},
+       "id 4 at position [1]"},
+      {"grad_shape", {I::real({3, 2}), I::ids({4}, 4)}, A{4}, "ids' shape plus D"},
+      {"float_ids", {I::real({3, 2}), I::real({3}).no_grad()}, A{4}, "integer ids"},
+  };
+}
+
+}  // namespace
+
 void register_embedding_backward(OpRegistry& registry) {
   OpDef op;
   op.name = "embedding_backward";
@@ -42,31 +73,8 @@ void register_embedding_backward(OpRegistry& registry) {
     return fmt::format("rows={}",
                        attrs_as<EmbeddingBackwardAttrs>("embedding_backward", attrs).rows);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = EmbeddingBackwardAttrs;
-    return std::vector<OpCase>{
-        {"repeated_ids", {I::real({3, 4, 4}), I::ids({3, 4}, 6)}, A{10}},
-        {"i32_ids", {I::real({5, 3}), I::ids({5}, 7).with_dtype(DType::i32)}, A{7}},
-        {"all_ids_equal",
-         {I::real({2, 3, 3}), I::ids({2, 3}, 5).with_values({4, 4, 4, 4, 4, 4})},
-         A{5}},
-        {"andrea_shapes", {I::real({2, 8, 768}), I::ids({2, 8}, 8449)}, A{8449}, 32},
-        {"no_positions", {I::real({0, 3}), I::ids({0}, 5)}, A{5}},  // all rows zero
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = EmbeddingBackwardAttrs;
-    return std::vector<ErrorCase>{
-        {"id_too_large",
-         {I::real({3, 2}), I::ids({3}, 4).with_values({0, 4, 1})},
-         A{4},
-         "id 4 at position [1]"},
-        {"grad_shape", {I::real({3, 2}), I::ids({4}, 4)}, A{4}, "ids' shape plus D"},
-        {"float_ids", {I::real({3, 2}), I::real({3}).no_grad()}, A{4}, "integer ids"},
-    };
-  };
+  op.cases = embedding_backward_cases;
+  op.error_cases = embedding_backward_error_cases;
   registry.add(std::move(op));
 }
 

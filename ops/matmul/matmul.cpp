@@ -83,6 +83,38 @@ std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
   return grads;
 }
 
+std::vector<OpCase> matmul_cases() {
+  using I = InputSpec;
+  using O = MatmulOptions;
+  return std::vector<OpCase>{
+      {"2d", {I::real({3, 4}), I::real({4, 5})}, O{}},
+      {"shared_b", {I::real({2, 3, 4}), I::real({4, 5})}, O{}},
+      {"batched_b", {I::real({2, 3, 4}), I::real({2, 4, 5})}, O{}},
+      {"transpose_a", {I::real({4, 3}), I::real({4, 5})}, O{true, false}},
+      {"transpose_b", {I::real({2, 3, 4}), I::real({5, 4})}, O{false, true}},
+      {"transpose_both_batched", {I::real({2, 4, 3}), I::real({2, 5, 4})}, O{true, true}},
+      {"size_one_dims", {I::real({1, 1, 1}), I::real({1, 1})}, O{}},
+      // K = 0: an empty sum, so every element is 0, which the kernel must write itself.
+      {"empty_inner", {I::real({3, 0}), I::real({0, 4})}, O{}},
+      {"empty_inner_shared_b", {I::real({2, 3, 0}), I::real({0, 4})}, O{}},
+      {"andrea_head", {I::real({2, 16, 12}), I::real({12, 40})}, O{}},
+  };
+}
+
+std::vector<ErrorCase> matmul_error_cases() {
+  using I = InputSpec;
+  return std::vector<ErrorCase>{
+      {"inner_mismatch", {I::real({3, 4}), I::real({5, 6})}, MatmulOptions{}, "a's inner size"},
+      {"inner_a_longer", {I::real({3, 6}), I::real({5, 2})}, MatmulOptions{}, "a's inner size"},
+      {"rank_one", {I::real({4}), I::real({4, 2})}, MatmulOptions{}, "rank 2 to 8"},
+      {"batch_mismatch", {I::real({2, 3, 4}), I::real({3, 4, 5})}, MatmulOptions{}, "batch axes"},
+      {"dtype_mix",
+       {I::real({3, 4}).with_dtype(DType::f32), I::real({4, 5}).with_dtype(DType::f64)},
+       MatmulOptions{},
+       "dtype f32"},
+  };
+}
+
 }  // namespace
 
 void register_matmul(OpRegistry& registry) {
@@ -98,36 +130,8 @@ void register_matmul(OpRegistry& registry) {
     const auto& o = attrs_as<MatmulOptions>("matmul", attrs);
     return fmt::format("transpose_a={}, transpose_b={}", o.transpose_a, o.transpose_b);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using O = MatmulOptions;
-    return std::vector<OpCase>{
-        {"2d", {I::real({3, 4}), I::real({4, 5})}, O{}},
-        {"shared_b", {I::real({2, 3, 4}), I::real({4, 5})}, O{}},
-        {"batched_b", {I::real({2, 3, 4}), I::real({2, 4, 5})}, O{}},
-        {"transpose_a", {I::real({4, 3}), I::real({4, 5})}, O{true, false}},
-        {"transpose_b", {I::real({2, 3, 4}), I::real({5, 4})}, O{false, true}},
-        {"transpose_both_batched", {I::real({2, 4, 3}), I::real({2, 5, 4})}, O{true, true}},
-        {"size_one_dims", {I::real({1, 1, 1}), I::real({1, 1})}, O{}},
-        // K = 0: an empty sum, so every element is 0, which the kernel must write itself.
-        {"empty_inner", {I::real({3, 0}), I::real({0, 4})}, O{}},
-        {"empty_inner_shared_b", {I::real({2, 3, 0}), I::real({0, 4})}, O{}},
-        {"andrea_head", {I::real({2, 16, 12}), I::real({12, 40})}, O{}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    return std::vector<ErrorCase>{
-        {"inner_mismatch", {I::real({3, 4}), I::real({5, 6})}, MatmulOptions{}, "a's inner size"},
-        {"inner_a_longer", {I::real({3, 6}), I::real({5, 2})}, MatmulOptions{}, "a's inner size"},
-        {"rank_one", {I::real({4}), I::real({4, 2})}, MatmulOptions{}, "rank 2 to 8"},
-        {"batch_mismatch", {I::real({2, 3, 4}), I::real({3, 4, 5})}, MatmulOptions{}, "batch axes"},
-        {"dtype_mix",
-         {I::real({3, 4}).with_dtype(DType::f32), I::real({4, 5}).with_dtype(DType::f64)},
-         MatmulOptions{},
-         "dtype f32"},
-    };
-  };
+  op.cases = matmul_cases;
+  op.error_cases = matmul_error_cases;
   registry.add(std::move(op));
 }
 

@@ -42,6 +42,50 @@ void mean_with(const KernelContext& ctx, SumToInto sum_to_into) {
   }
 }
 
+namespace {
+
+// No case reduces over a size-0 axis: its NaN output is right, but the harness fails any NaN.
+std::vector<OpCase> mean_cases() {
+  using I = InputSpec;
+  using A = MeanAttrs;
+  return std::vector<OpCase>{
+      {"all", {I::real({3, 4})}, A{}},
+      {"all_keepdim", {I::real({3, 4})}, A{{}, true}},
+      {"rows", {I::real({3, 4})}, A{{0}}},
+      {"rows_keepdim", {I::real({3, 4})}, A{{0}, true}},
+      {"columns", {I::real({3, 4})}, A{{1}}},
+      {"columns_keepdim", {I::real({3, 4})}, A{{1}, true}},
+      {"last_negative", {I::real({3, 4})}, A{{-1}}},
+      {"last_negative_keepdim", {I::real({3, 4})}, A{{-1}, true}},
+      {"outer_and_inner", {I::real({2, 3, 4})}, A{{0, 2}}},
+      {"outer_and_inner_keepdim", {I::real({2, 3, 4})}, A{{2, 0}, true}},
+      {"middle", {I::real({2, 3, 4})}, A{{1}}},
+      {"leading_pair", {I::real({2, 3, 4})}, A{{0}}},  // n = 2
+      {"every_axis_listed", {I::real({2, 3, 4})}, A{{0, -2, 2}}},
+      {"every_axis_listed_keepdim", {I::real({2, 3, 4})}, A{{2, 1, 0}, true}},
+      {"size_one_axes", {I::real({1, 3, 1})}, A{{0, 2}}},  // n = 1: the sum itself
+      {"size_one_axis_kept", {I::real({3, 1, 4})}, A{{0}, true}},
+      {"scalar_input", {I::real({})}, A{{0}}},
+      {"empty_kept_axis", {I::real({3, 0})}, A{{0}}},  // n = 3 for each of no outputs
+      {"andrea_rows", {I::real({16, 8})}, A{{0}}},
+      {"andrea_features", {I::real({16, 8})}, A{{-1}, true}},
+  };
+}
+
+std::vector<ErrorCase> mean_error_cases() {
+  using I = InputSpec;
+  using A = MeanAttrs;
+  return std::vector<ErrorCase>{
+      {"axis_past_end", {I::real({3, 4})}, A{{2}}, "axes in [-2, 2)"},
+      {"axis_before_start", {I::real({2, 3, 4})}, A{{-4}, true}, "axes in [-3, 3)"},
+      {"repeated_axis", {I::real({3, 4})}, A{{0, 0}}, "each axis at most once"},
+      {"repeated_negative_axis", {I::real({3, 4})}, A{{-2, 0}}, "each axis at most once"},
+      {"integer_input", {I::ids({2, 3}, 5)}, A{}, "floating-point"},
+  };
+}
+
+}  // namespace
+
 void register_mean(OpRegistry& registry) {
   OpDef op;
   op.name = "mean";
@@ -68,44 +112,8 @@ void register_mean(OpRegistry& registry) {
     const auto& a = attrs_as<MeanAttrs>("mean", attrs);
     return describe_reduce(a.dims, a.keepdim);
   };
-  // No case reduces over a size-0 axis: its NaN output is right, but the harness fails any NaN.
-  op.cases = [] {
-    using I = InputSpec;
-    using A = MeanAttrs;
-    return std::vector<OpCase>{
-        {"all", {I::real({3, 4})}, A{}},
-        {"all_keepdim", {I::real({3, 4})}, A{{}, true}},
-        {"rows", {I::real({3, 4})}, A{{0}}},
-        {"rows_keepdim", {I::real({3, 4})}, A{{0}, true}},
-        {"columns", {I::real({3, 4})}, A{{1}}},
-        {"columns_keepdim", {I::real({3, 4})}, A{{1}, true}},
-        {"last_negative", {I::real({3, 4})}, A{{-1}}},
-        {"last_negative_keepdim", {I::real({3, 4})}, A{{-1}, true}},
-        {"outer_and_inner", {I::real({2, 3, 4})}, A{{0, 2}}},
-        {"outer_and_inner_keepdim", {I::real({2, 3, 4})}, A{{2, 0}, true}},
-        {"middle", {I::real({2, 3, 4})}, A{{1}}},
-        {"leading_pair", {I::real({2, 3, 4})}, A{{0}}},  // n = 2
-        {"every_axis_listed", {I::real({2, 3, 4})}, A{{0, -2, 2}}},
-        {"every_axis_listed_keepdim", {I::real({2, 3, 4})}, A{{2, 1, 0}, true}},
-        {"size_one_axes", {I::real({1, 3, 1})}, A{{0, 2}}},  // n = 1: the sum itself
-        {"size_one_axis_kept", {I::real({3, 1, 4})}, A{{0}, true}},
-        {"scalar_input", {I::real({})}, A{{0}}},
-        {"empty_kept_axis", {I::real({3, 0})}, A{{0}}},  // n = 3 for each of no outputs
-        {"andrea_rows", {I::real({16, 8})}, A{{0}}},
-        {"andrea_features", {I::real({16, 8})}, A{{-1}, true}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = MeanAttrs;
-    return std::vector<ErrorCase>{
-        {"axis_past_end", {I::real({3, 4})}, A{{2}}, "axes in [-2, 2)"},
-        {"axis_before_start", {I::real({2, 3, 4})}, A{{-4}, true}, "axes in [-3, 3)"},
-        {"repeated_axis", {I::real({3, 4})}, A{{0, 0}}, "each axis at most once"},
-        {"repeated_negative_axis", {I::real({3, 4})}, A{{-2, 0}}, "each axis at most once"},
-        {"integer_input", {I::ids({2, 3}, 5)}, A{}, "floating-point"},
-    };
-  };
+  op.cases = mean_cases;
+  op.error_cases = mean_error_cases;
   registry.add(std::move(op));
 }
 

@@ -19,6 +19,30 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return apply_op(op, {a, b});
 }
 
+namespace {
+
+std::vector<OpCase> mul_cases() {
+  using I = InputSpec;
+  return std::vector<OpCase>{
+      {"same_shape", {I::real({3, 4}), I::real({3, 4})}},
+      {"batch_broadcast", {I::real({2, 3, 4}), I::real({3, 4})}},
+      {"broadcast_first", {I::real({3, 4}), I::real({2, 3, 4})}},
+      {"both_broadcast", {I::real({2, 1, 4}), I::real({3, 1})}},
+      {"middle_axis", {I::real({2, 3, 4}), I::real({3, 1})}},
+      {"scalar_first", {I::real({}), I::real({2, 3})}},
+      {"scalar_like", {I::real({5, 3}), I::real({1})}},
+      {"size_one_dims", {I::real({1, 1}), I::real({1})}},
+      {"empty_rows", {I::real({0, 3}), I::real({3})}},
+      {"andrea_tok_times_pos", {I::real({2, 16, 8}), I::real({16, 8})}},
+      // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
+      // when the width allows, 257 does not).
+      {"wide_rows_first", {I::real({16, 32}), I::real({3, 16, 32})}},
+      {"odd_width", {I::real({2, 257}), I::real({257})}},
+  };
+}
+
+}  // namespace
+
 void register_mul(OpRegistry& registry) {
   OpDef op;
   op.name = "mul";
@@ -37,25 +61,7 @@ void register_mul(OpRegistry& registry) {
   op.kernels = MG_KERNELS(mul);
   op.out_may_alias_input = true;  // each element is read before its index is written
   op.reference = mul_reference;
-  op.cases = [] {
-    using I = InputSpec;
-    return std::vector<OpCase>{
-        {"same_shape", {I::real({3, 4}), I::real({3, 4})}},
-        {"batch_broadcast", {I::real({2, 3, 4}), I::real({3, 4})}},
-        {"broadcast_first", {I::real({3, 4}), I::real({2, 3, 4})}},
-        {"both_broadcast", {I::real({2, 1, 4}), I::real({3, 1})}},
-        {"middle_axis", {I::real({2, 3, 4}), I::real({3, 1})}},
-        {"scalar_first", {I::real({}), I::real({2, 3})}},
-        {"scalar_like", {I::real({5, 3}), I::real({1})}},
-        {"size_one_dims", {I::real({1, 1}), I::real({1})}},
-        {"empty_rows", {I::real({0, 3}), I::real({3})}},
-        {"andrea_tok_times_pos", {I::real({2, 16, 8}), I::real({16, 8})}},
-        // Repeated operands of 256+ elements take the repeated kernel on CUDA (16-byte loads
-        // when the width allows, 257 does not).
-        {"wide_rows_first", {I::real({16, 32}), I::real({3, 16, 32})}},
-        {"odd_width", {I::real({2, 257}), I::real({257})}},
-    };
-  };
+  op.cases = mul_cases;
   op.error_cases = elementwise_binary_error_cases;
   registry.add(std::move(op));
 }

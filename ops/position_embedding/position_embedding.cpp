@@ -19,6 +19,41 @@ Tensor position_embedding(const Tensor& table, std::int64_t length, std::int64_t
   return apply_op(op, {table}, PositionEmbeddingAttrs{length, offset});
 }
 
+namespace {
+
+std::vector<OpCase> position_embedding_cases() {
+  using I = InputSpec;
+  using A = PositionEmbeddingAttrs;
+  return std::vector<OpCase>{
+      {"from_start", {I::real({8, 3})}, A{5, 0}},
+      {"with_offset", {I::real({8, 3})}, A{4, 3}},
+      {"whole_table", {I::real({6, 2})}, A{6, 0}},
+      {"one_position", {I::real({1, 1})}, A{1, 0}},
+      {"andrea_shapes", {I::real({1024, 768})}, A{1024, 0}, 256},
+  };
+}
+
+std::vector<ErrorCase> position_embedding_error_cases() {
+  using I = InputSpec;
+  using A = PositionEmbeddingAttrs;
+  return std::vector<ErrorCase>{
+      {"past_table_end", {I::real({8, 3})}, A{6, 3}, "T + offset = 6 + 3 = 9"},
+      {"negative_offset", {I::real({8, 3})}, A{2, -1}, "non-negative offset"},
+      {"offset_int64_max",
+       {I::real({8, 3})},
+       A{2, kInt64Max},
+       "T + offset = 2 + 9223372036854775807 (past 2^63 - 1)"},
+      {"length_int64_max",
+       {I::real({8, 3})},
+       A{kInt64Max, 1},
+       "T + offset = 9223372036854775807 + 1 (past 2^63 - 1)"},
+      {"zero_length", {I::real({8, 3})}, A{0, 0}, "at least one position"},
+      {"integer_table", {I::ids({8, 3}, 3)}, A{2, 0}, "floating-point"},
+  };
+}
+
+}  // namespace
+
 void register_position_embedding(OpRegistry& registry) {
   OpDef op;
   op.name = "position_embedding";
@@ -46,35 +81,8 @@ void register_position_embedding(OpRegistry& registry) {
     const auto& a = attrs_as<PositionEmbeddingAttrs>("position_embedding", attrs);
     return fmt::format("T={}, offset={}", a.length, a.offset);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = PositionEmbeddingAttrs;
-    return std::vector<OpCase>{
-        {"from_start", {I::real({8, 3})}, A{5, 0}},
-        {"with_offset", {I::real({8, 3})}, A{4, 3}},
-        {"whole_table", {I::real({6, 2})}, A{6, 0}},
-        {"one_position", {I::real({1, 1})}, A{1, 0}},
-        {"andrea_shapes", {I::real({1024, 768})}, A{1024, 0}, 256},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = PositionEmbeddingAttrs;
-    return std::vector<ErrorCase>{
-        {"past_table_end", {I::real({8, 3})}, A{6, 3}, "T + offset = 6 + 3 = 9"},
-        {"negative_offset", {I::real({8, 3})}, A{2, -1}, "non-negative offset"},
-        {"offset_int64_max",
-         {I::real({8, 3})},
-         A{2, kInt64Max},
-         "T + offset = 2 + 9223372036854775807 (past 2^63 - 1)"},
-        {"length_int64_max",
-         {I::real({8, 3})},
-         A{kInt64Max, 1},
-         "T + offset = 9223372036854775807 + 1 (past 2^63 - 1)"},
-        {"zero_length", {I::real({8, 3})}, A{0, 0}, "at least one position"},
-        {"integer_table", {I::ids({8, 3}, 3)}, A{2, 0}, "floating-point"},
-    };
-  };
+  op.cases = position_embedding_cases;
+  op.error_cases = position_embedding_error_cases;
   registry.add(std::move(op));
 }
 

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "common/define_op.h"
-#include "position_embedding/position_rows.h"
 #include "position_embedding/position_embedding.h"
+#include "position_embedding/position_rows.h"
 
 namespace mg {
 
@@ -18,6 +18,37 @@ Tensor position_embedding_backward(const Tensor& grad, std::int64_t rows, std::i
   static const OpDef& op = builtin_op("position_embedding_backward");
   return apply_op(op, {grad}, PositionEmbeddingBackwardAttrs{rows, offset});
 }
+
+namespace {
+
+std::vector<OpCase> position_embedding_backward_cases() {
+  using I = InputSpec;
+  using A = PositionEmbeddingBackwardAttrs;
+  return std::vector<OpCase>{
+      {"from_start", {I::real({5, 3})}, A{8, 0}},
+      {"with_offset", {I::real({4, 3})}, A{8, 3}},
+      {"whole_table", {I::real({6, 2})}, A{6, 0}},
+  };
+}
+
+std::vector<ErrorCase> position_embedding_backward_error_cases() {
+  using I = InputSpec;
+  using A = PositionEmbeddingBackwardAttrs;
+  return std::vector<ErrorCase>{
+      {"past_table_end", {I::real({6, 3})}, A{8, 3}, "T + offset = 6 + 3 = 9"},
+      {"offset_int64_max",
+       {I::real({6, 3})},
+       A{8, kInt64Max},
+       "T + offset = 6 + 9223372036854775807 (past 2^63 - 1)"},
+      {"negative_offset", {I::real({2, 3})}, A{8, -1}, "T + offset = 2 + -1 = 1"},
+      {"rows_int64_min",
+       {I::real({4, 3})},
+       A{std::numeric_limits<std::int64_t>::min(), 0},
+       "T + offset = 4 + 0 = 4"},
+  };
+}
+
+}  // namespace
 
 void register_position_embedding_backward(OpRegistry& registry) {
   OpDef op;
@@ -43,31 +74,8 @@ void register_position_embedding_backward(OpRegistry& registry) {
     const auto& a = attrs_as<PositionEmbeddingBackwardAttrs>("position_embedding_backward", attrs);
     return fmt::format("rows={}, offset={}", a.rows, a.offset);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = PositionEmbeddingBackwardAttrs;
-    return std::vector<OpCase>{
-        {"from_start", {I::real({5, 3})}, A{8, 0}},
-        {"with_offset", {I::real({4, 3})}, A{8, 3}},
-        {"whole_table", {I::real({6, 2})}, A{6, 0}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = PositionEmbeddingBackwardAttrs;
-    return std::vector<ErrorCase>{
-        {"past_table_end", {I::real({6, 3})}, A{8, 3}, "T + offset = 6 + 3 = 9"},
-        {"offset_int64_max",
-         {I::real({6, 3})},
-         A{8, kInt64Max},
-         "T + offset = 6 + 9223372036854775807 (past 2^63 - 1)"},
-        {"negative_offset", {I::real({2, 3})}, A{8, -1}, "T + offset = 2 + -1 = 1"},
-        {"rows_int64_min",
-         {I::real({4, 3})},
-         A{std::numeric_limits<std::int64_t>::min(), 0},
-         "T + offset = 4 + 0 = 4"},
-    };
-  };
+  op.cases = position_embedding_backward_cases;
+  op.error_cases = position_embedding_backward_error_cases;
   registry.add(std::move(op));
 }
 

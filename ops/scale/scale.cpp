@@ -19,6 +19,37 @@ Tensor scale(const Tensor& x, double factor) {
   return apply_op(op, {x}, ScaleAttrs{factor});
 }
 
+namespace {
+
+std::vector<OpCase> scale_cases() {
+  using I = InputSpec;
+  using A = ScaleAttrs;
+  auto cases = unary_cases([](Shape shape) { return I::real(std::move(shape)); }, A{2.5});
+  cases.push_back({"negative_factor", {I::real({3, 5})}, A{-0.75}});
+  cases.push_back({"zero_factor", {I::real({3, 5})}, A{0.0}});
+  cases.push_back({"unit_factor", {I::real({4})}, A{1.0}});
+  // 0.1 is not exact in binary: f32 multiplies by float(0.1), within f32's tolerance.
+  cases.push_back({"inexact_factor", {I::real({2, 16, 8})}, A{0.1}});
+  return cases;
+}
+
+std::vector<ErrorCase> scale_error_cases() {
+  using I = InputSpec;
+  using A = ScaleAttrs;
+  return std::vector<ErrorCase>{
+      {"integer_input", {I::ids({2, 3}, 5)}, A{2.0}, "floating-point"},
+      {"nan_factor", {I::real({3})}, A{std::nan("")}, "argument 'factor'"},
+      {"infinite_factor", {I::real({3})}, A{INFINITY}, "a finite factor"},
+      {"negative_infinite_factor", {I::real({3})}, A{-INFINITY}, "a finite factor"},
+      {"factor_past_f32",
+       {I::real({3}).with_dtype(DType::f32)},
+       A{1e39},
+       "finite in x's dtype f32"},
+  };
+}
+
+}  // namespace
+
 void register_scale(OpRegistry& registry) {
   OpDef op = unary_op("scale", "factor * x, elementwise, for a number factor");
   op.infer = [](const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
@@ -40,31 +71,8 @@ void register_scale(OpRegistry& registry) {
   op.describe_attrs = [](const std::any& attrs) {
     return fmt::format("factor={}", attrs_as<ScaleAttrs>("scale", attrs).factor);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = ScaleAttrs;
-    auto cases = unary_cases([](Shape shape) { return I::real(std::move(shape)); }, A{2.5});
-    cases.push_back({"negative_factor", {I::real({3, 5})}, A{-0.75}});
-    cases.push_back({"zero_factor", {I::real({3, 5})}, A{0.0}});
-    cases.push_back({"unit_factor", {I::real({4})}, A{1.0}});
-    // 0.1 is not exact in binary: f32 multiplies by float(0.1), within f32's tolerance.
-    cases.push_back({"inexact_factor", {I::real({2, 16, 8})}, A{0.1}});
-    return cases;
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = ScaleAttrs;
-    return std::vector<ErrorCase>{
-        {"integer_input", {I::ids({2, 3}, 5)}, A{2.0}, "floating-point"},
-        {"nan_factor", {I::real({3})}, A{std::nan("")}, "argument 'factor'"},
-        {"infinite_factor", {I::real({3})}, A{INFINITY}, "a finite factor"},
-        {"negative_infinite_factor", {I::real({3})}, A{-INFINITY}, "a finite factor"},
-        {"factor_past_f32",
-         {I::real({3}).with_dtype(DType::f32)},
-         A{1e39},
-         "finite in x's dtype f32"},
-    };
-  };
+  op.cases = scale_cases;
+  op.error_cases = scale_error_cases;
   registry.add(std::move(op));
 }
 

@@ -21,6 +21,46 @@ Tensor sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
   return apply_op(op, {param, grad, buf}, attrs);
 }
 
+namespace {
+
+std::vector<OpCase> sgd_update_cases() {
+  using I = InputSpec;
+  using A = SgdUpdateAttrs;
+  std::vector<OpCase> cases;
+  auto inputs = [](const Shape& s) {
+    return std::vector<I>{I::real(s).no_grad(), I::real(s).no_grad(), I::real(s).no_grad()};
+  };
+  for (const auto& [name, s] : update_case_shapes()) {
+    cases.push_back({name, inputs(s), A{0.1, 0.01, 0.9, false}});
+  }
+  const Shape s{4, 5};
+  cases.push_back({"plain", inputs(s), A{0.1, 0.0, 0.0, false}});
+  cases.push_back({"plain_weight_decay", inputs(s), A{0.1, 0.05, 0.0, false}});
+  cases.push_back({"nesterov", inputs(s), A{0.1, 0.0, 0.9, true}});
+  cases.push_back({"nesterov_weight_decay", inputs(s), A{0.1, 0.05, 0.9, true}});
+  cases.push_back({"zero_lr", inputs(s), A{0.0, 0.05, 0.9, false}});
+  return cases;
+}
+
+std::vector<ErrorCase> sgd_update_error_cases() {
+  using I = InputSpec;
+  using A = SgdUpdateAttrs;
+  const std::vector<I> ok = {I::real({3}), I::real({3}), I::real({3})};
+  return std::vector<ErrorCase>{
+      {"buf_shape", {I::real({2, 2}), I::real({2, 2}), I::real({4})}, A{}, "argument 'buf'"},
+      {"grad_dtype",
+       {I::real({3}), I::real({3}).with_dtype(DType::f64), I::real({3})},
+       A{},
+       "dtype f32 (as the other inputs)"},
+      {"integer_param", {I::ids({3}, 4), I::real({3}), I::real({3})}, A{}, "floating-point"},
+      {"negative_lr", ok, A{-0.1}, "argument 'lr'"},
+      {"nan_momentum", ok, A{0.1, 0.0, std::nan("")}, "argument 'momentum'"},
+      {"nesterov_without_momentum", ok, A{0.1, 0.0, 0.0, true}, "argument 'nesterov'"},
+  };
+}
+
+}  // namespace
+
 void register_sgd_update(OpRegistry& registry) {
   OpDef op = update_op("sgd_update",
                        "SGD's step: param - lr * (grad + wd * param, or its momentum buffer)",
@@ -42,40 +82,8 @@ void register_sgd_update(OpRegistry& registry) {
     return fmt::format("lr={}, weight_decay={}, momentum={}, nesterov={}", a.lr, a.weight_decay,
                        a.momentum, a.nesterov);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = SgdUpdateAttrs;
-    std::vector<OpCase> cases;
-    auto inputs = [](const Shape& s) {
-      return std::vector<I>{I::real(s).no_grad(), I::real(s).no_grad(), I::real(s).no_grad()};
-    };
-    for (const auto& [name, s] : update_case_shapes()) {
-      cases.push_back({name, inputs(s), A{0.1, 0.01, 0.9, false}});
-    }
-    const Shape s{4, 5};
-    cases.push_back({"plain", inputs(s), A{0.1, 0.0, 0.0, false}});
-    cases.push_back({"plain_weight_decay", inputs(s), A{0.1, 0.05, 0.0, false}});
-    cases.push_back({"nesterov", inputs(s), A{0.1, 0.0, 0.9, true}});
-    cases.push_back({"nesterov_weight_decay", inputs(s), A{0.1, 0.05, 0.9, true}});
-    cases.push_back({"zero_lr", inputs(s), A{0.0, 0.05, 0.9, false}});
-    return cases;
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = SgdUpdateAttrs;
-    const std::vector<I> ok = {I::real({3}), I::real({3}), I::real({3})};
-    return std::vector<ErrorCase>{
-        {"buf_shape", {I::real({2, 2}), I::real({2, 2}), I::real({4})}, A{}, "argument 'buf'"},
-        {"grad_dtype",
-         {I::real({3}), I::real({3}).with_dtype(DType::f64), I::real({3})},
-         A{},
-         "dtype f32 (as the other inputs)"},
-        {"integer_param", {I::ids({3}, 4), I::real({3}), I::real({3})}, A{}, "floating-point"},
-        {"negative_lr", ok, A{-0.1}, "argument 'lr'"},
-        {"nan_momentum", ok, A{0.1, 0.0, std::nan("")}, "argument 'momentum'"},
-        {"nesterov_without_momentum", ok, A{0.1, 0.0, 0.0, true}, "argument 'nesterov'"},
-    };
-  };
+  op.cases = sgd_update_cases;
+  op.error_cases = sgd_update_error_cases;
   registry.add(std::move(op));
 }
 

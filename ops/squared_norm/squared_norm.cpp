@@ -15,6 +15,40 @@ Tensor squared_norm(const Tensor& x) {
   return apply_op(op, {x}, {});
 }
 
+namespace {
+
+std::vector<OpCase> squared_norm_cases() {
+  using I = InputSpec;
+  // Chunks of 4096 (squared_norm_chunks.h): one partial chunk, several, and many across
+  // threads.
+  std::vector<OpCase> cases = {
+      {"vector", {I::real({7})}, {}},
+      {"matrix", {I::real({3, 5})}, {}},
+      {"rank3", {I::real({2, 3, 4})}, {}},
+      {"size1", {I::real({1, 1})}, {}},
+      {"scalar", {I::real({})}, {}},
+      {"empty", {I::real({0, 3})}, {}},  // 0
+      {"chunk_edge", {I::real({4097})}, {}},
+      {"threaded", {I::real({300, 1000})}, {}},
+      {"zeros", {I::real({5}).with_values({0, -0.0, 0, 0, 0})}, {}},
+  };
+  // 2^20 equal squares: summed in f32 one by one they would stall far below the total
+  // (each 1.21 is under half an ulp of 2^20 * 1.21 in f32), in double they do not.
+  cases.push_back(
+      {"many_equal", {I::real({1024, 1024}).with_values(std::vector<double>(1 << 20, 1.1))}, {}});
+  for (OpCase& c : cases) c.inputs[0].no_grad();
+  return cases;
+}
+
+std::vector<ErrorCase> squared_norm_error_cases() {
+  using I = InputSpec;
+  return std::vector<ErrorCase>{
+      {"integer_input", {I::ids({2, 3}, 5)}, {}, "floating-point"},
+  };
+}
+
+}  // namespace
+
 void register_squared_norm(OpRegistry& registry) {
   OpDef op;
   op.name = "squared_norm";
@@ -26,34 +60,8 @@ void register_squared_norm(OpRegistry& registry) {
   };
   op.kernels = MG_KERNELS(squared_norm);
   op.reference = squared_norm_reference;
-  op.cases = [] {
-    using I = InputSpec;
-    // Chunks of 4096 (squared_norm_chunks.h): one partial chunk, several, and many across
-    // threads.
-    std::vector<OpCase> cases = {
-        {"vector", {I::real({7})}, {}},
-        {"matrix", {I::real({3, 5})}, {}},
-        {"rank3", {I::real({2, 3, 4})}, {}},
-        {"size1", {I::real({1, 1})}, {}},
-        {"scalar", {I::real({})}, {}},
-        {"empty", {I::real({0, 3})}, {}},  // 0
-        {"chunk_edge", {I::real({4097})}, {}},
-        {"threaded", {I::real({300, 1000})}, {}},
-        {"zeros", {I::real({5}).with_values({0, -0.0, 0, 0, 0})}, {}},
-    };
-    // 2^20 equal squares: summed in f32 one by one they would stall far below the total
-    // (each 1.21 is under half an ulp of 2^20 * 1.21 in f32), in double they do not.
-    cases.push_back(
-        {"many_equal", {I::real({1024, 1024}).with_values(std::vector<double>(1 << 20, 1.1))}, {}});
-    for (OpCase& c : cases) c.inputs[0].no_grad();
-    return cases;
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    return std::vector<ErrorCase>{
-        {"integer_input", {I::ids({2, 3}, 5)}, {}, "floating-point"},
-    };
-  };
+  op.cases = squared_norm_cases;
+  op.error_cases = squared_norm_error_cases;
   registry.add(std::move(op));
 }
 

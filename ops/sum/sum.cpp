@@ -20,6 +20,50 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim)
   return apply_op(op, {x}, SumAttrs{dims, keepdim});
 }
 
+namespace {
+
+std::vector<OpCase> sum_cases() {
+  using I = InputSpec;
+  using A = SumAttrs;
+  return std::vector<OpCase>{
+      {"all", {I::real({3, 4})}, A{}},
+      {"all_keepdim", {I::real({3, 4})}, A{{}, true}},
+      {"rows", {I::real({3, 4})}, A{{0}}},
+      {"rows_keepdim", {I::real({3, 4})}, A{{0}, true}},
+      {"columns", {I::real({3, 4})}, A{{1}}},
+      {"columns_keepdim", {I::real({3, 4})}, A{{1}, true}},
+      {"last_negative", {I::real({3, 4})}, A{{-1}}},
+      {"last_negative_keepdim", {I::real({3, 4})}, A{{-1}, true}},
+      {"outer_and_inner", {I::real({2, 3, 4})}, A{{0, 2}}},
+      {"outer_and_inner_keepdim", {I::real({2, 3, 4})}, A{{2, 0}, true}},
+      {"middle", {I::real({2, 3, 4})}, A{{1}}},
+      {"middle_keepdim", {I::real({2, 3, 4})}, A{{-2}, true}},
+      {"every_axis_listed", {I::real({2, 3, 4})}, A{{0, -2, 2}}},
+      {"every_axis_listed_keepdim", {I::real({2, 3, 4})}, A{{2, 1, 0}, true}},
+      {"size_one_axes", {I::real({1, 3, 1})}, A{{0, 2}}},
+      {"size_one_axis_kept", {I::real({3, 1, 4})}, A{{0}, true}},
+      {"scalar_input", {I::real({})}, A{{-1}}},
+      {"empty_summed_axis", {I::real({0, 3})}, A{{0}}},  // zeros, written by the kernel
+      {"empty_kept_axis", {I::real({3, 0})}, A{{0}, true}},
+      {"andrea_rows", {I::real({16, 8})}, A{{0}}},
+      {"andrea_features", {I::real({16, 8})}, A{{-1}, true}},
+  };
+}
+
+std::vector<ErrorCase> sum_error_cases() {
+  using I = InputSpec;
+  using A = SumAttrs;
+  return std::vector<ErrorCase>{
+      {"axis_past_end", {I::real({3, 4})}, A{{2}}, "axes in [-2, 2)"},
+      {"axis_before_start", {I::real({2, 3, 4})}, A{{0, -4}}, "axes in [-3, 3)"},
+      {"repeated_axis", {I::real({3, 4})}, A{{1, 1}}, "each axis at most once"},
+      {"repeated_negative_axis", {I::real({2, 3, 4})}, A{{2, -1}}, "each axis at most once"},
+      {"integer_input", {I::ids({2, 3}, 5)}, A{}, "floating-point"},
+  };
+}
+
+}  // namespace
+
 void register_sum(OpRegistry& registry) {
   OpDef op;
   op.name = "sum";
@@ -42,44 +86,8 @@ void register_sum(OpRegistry& registry) {
     const auto& a = attrs_as<SumAttrs>("sum", attrs);
     return describe_reduce(a.dims, a.keepdim);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = SumAttrs;
-    return std::vector<OpCase>{
-        {"all", {I::real({3, 4})}, A{}},
-        {"all_keepdim", {I::real({3, 4})}, A{{}, true}},
-        {"rows", {I::real({3, 4})}, A{{0}}},
-        {"rows_keepdim", {I::real({3, 4})}, A{{0}, true}},
-        {"columns", {I::real({3, 4})}, A{{1}}},
-        {"columns_keepdim", {I::real({3, 4})}, A{{1}, true}},
-        {"last_negative", {I::real({3, 4})}, A{{-1}}},
-        {"last_negative_keepdim", {I::real({3, 4})}, A{{-1}, true}},
-        {"outer_and_inner", {I::real({2, 3, 4})}, A{{0, 2}}},
-        {"outer_and_inner_keepdim", {I::real({2, 3, 4})}, A{{2, 0}, true}},
-        {"middle", {I::real({2, 3, 4})}, A{{1}}},
-        {"middle_keepdim", {I::real({2, 3, 4})}, A{{-2}, true}},
-        {"every_axis_listed", {I::real({2, 3, 4})}, A{{0, -2, 2}}},
-        {"every_axis_listed_keepdim", {I::real({2, 3, 4})}, A{{2, 1, 0}, true}},
-        {"size_one_axes", {I::real({1, 3, 1})}, A{{0, 2}}},
-        {"size_one_axis_kept", {I::real({3, 1, 4})}, A{{0}, true}},
-        {"scalar_input", {I::real({})}, A{{-1}}},
-        {"empty_summed_axis", {I::real({0, 3})}, A{{0}}},  // zeros, written by the kernel
-        {"empty_kept_axis", {I::real({3, 0})}, A{{0}, true}},
-        {"andrea_rows", {I::real({16, 8})}, A{{0}}},
-        {"andrea_features", {I::real({16, 8})}, A{{-1}, true}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = SumAttrs;
-    return std::vector<ErrorCase>{
-        {"axis_past_end", {I::real({3, 4})}, A{{2}}, "axes in [-2, 2)"},
-        {"axis_before_start", {I::real({2, 3, 4})}, A{{0, -4}}, "axes in [-3, 3)"},
-        {"repeated_axis", {I::real({3, 4})}, A{{1, 1}}, "each axis at most once"},
-        {"repeated_negative_axis", {I::real({2, 3, 4})}, A{{2, -1}}, "each axis at most once"},
-        {"integer_input", {I::ids({2, 3}, 5)}, A{}, "floating-point"},
-    };
-  };
+  op.cases = sum_cases;
+  op.error_cases = sum_error_cases;
   registry.add(std::move(op));
 }
 

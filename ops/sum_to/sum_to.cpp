@@ -18,6 +18,33 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   return apply_op(op, {x}, SumToAttrs{shape});
 }
 
+namespace {
+
+std::vector<OpCase> sum_to_cases() {
+  using I = InputSpec;
+  return std::vector<OpCase>{
+      {"leading_axis", {I::real({2, 3, 4})}, SumToAttrs{{3, 4}}},
+      {"keep_rank", {I::real({2, 3, 4})}, SumToAttrs{{1, 3, 4}}},
+      {"inner_axis", {I::real({2, 3, 4})}, SumToAttrs{{2, 1, 4}}},
+      {"leading_and_last_axes", {I::real({2, 3, 4})}, SumToAttrs{{3, 1}}},
+      {"outer_and_inner_axes", {I::real({2, 3, 4, 5})}, SumToAttrs{{1, 3, 1, 5}}},
+      {"to_scalar_like", {I::real({5, 3})}, SumToAttrs{{1}}},
+      {"to_scalar", {I::real({2, 3, 4})}, SumToAttrs{{}}},
+      {"empty_rows", {I::real({0, 3})}, SumToAttrs{{3}}},  // zeros, written by the kernel
+      {"andrea_pos_grad", {I::real({3, 16, 8})}, SumToAttrs{{16, 8}}},
+  };
+}
+
+std::vector<ErrorCase> sum_to_error_cases() {
+  using I = InputSpec;
+  return std::vector<ErrorCase>{
+      {"not_broadcastable", {I::real({2, 3})}, SumToAttrs{{4}}, "broadcasts to x"},
+      {"larger_target", {I::real({3})}, SumToAttrs{{2, 3}}, "broadcasts to x"},
+  };
+}
+
+}  // namespace
+
 void register_sum_to(OpRegistry& registry) {
   OpDef op;
   op.name = "sum_to";
@@ -40,27 +67,8 @@ void register_sum_to(OpRegistry& registry) {
   op.describe_attrs = [](const std::any& attrs) {
     return "shape=" + shape_str(attrs_as<SumToAttrs>("sum_to", attrs).shape);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    return std::vector<OpCase>{
-        {"leading_axis", {I::real({2, 3, 4})}, SumToAttrs{{3, 4}}},
-        {"keep_rank", {I::real({2, 3, 4})}, SumToAttrs{{1, 3, 4}}},
-        {"inner_axis", {I::real({2, 3, 4})}, SumToAttrs{{2, 1, 4}}},
-        {"leading_and_last_axes", {I::real({2, 3, 4})}, SumToAttrs{{3, 1}}},
-        {"outer_and_inner_axes", {I::real({2, 3, 4, 5})}, SumToAttrs{{1, 3, 1, 5}}},
-        {"to_scalar_like", {I::real({5, 3})}, SumToAttrs{{1}}},
-        {"to_scalar", {I::real({2, 3, 4})}, SumToAttrs{{}}},
-        {"empty_rows", {I::real({0, 3})}, SumToAttrs{{3}}},  // zeros, written by the kernel
-        {"andrea_pos_grad", {I::real({3, 16, 8})}, SumToAttrs{{16, 8}}},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    return std::vector<ErrorCase>{
-        {"not_broadcastable", {I::real({2, 3})}, SumToAttrs{{4}}, "broadcasts to x"},
-        {"larger_target", {I::real({3})}, SumToAttrs{{2, 3}}, "broadcasts to x"},
-    };
-  };
+  op.cases = sum_to_cases;
+  op.error_cases = sum_to_error_cases;
   registry.add(std::move(op));
 }
 

@@ -7,8 +7,8 @@
 #include "token_position_embedding/token_position_embedding.h"
 
 #include "common/define_op.h"
-#include "position_embedding/position_rows.h"
 #include "embedding_backward/embedding_backward.h"
+#include "position_embedding/position_rows.h"
 #include "position_embedding_backward/position_embedding_backward.h"
 #include "sum_to/sum_to.h"
 
@@ -64,6 +64,66 @@ std::vector<Tensor> token_position_embedding_backward(const BackwardContext& ctx
   return grads;
 }
 
+std::vector<OpCase> token_position_embedding_cases() {
+  using I = InputSpec;
+  using A = TokenPositionEmbeddingAttrs;
+  return std::vector<OpCase>{
+      // 12 ids drawn from 6 of 10 rows: rows hit zero, one and many times.
+      {"repeated_ids", {I::real({10, 4}), I::real({6, 4}), I::ids({3, 4}, 6)}, A{}},
+      {"with_offset", {I::real({7, 3}), I::real({8, 3}), I::ids({2, 5}, 7)}, A{3}},
+      {"one_sequence", {I::real({7, 3}), I::real({5, 3}), I::ids({5}, 7)}, A{}},
+      {"i32_ids",
+       {I::real({7, 3}), I::real({5, 3}), I::ids({2, 5}, 7).with_dtype(DType::i32)},
+       A{}},
+      {"all_ids_equal",
+       {I::real({5, 3}), I::real({3, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})},
+       A{}},
+      {"size_one_dims", {I::real({1, 1}), I::real({1, 1}), I::ids({1, 1}, 1)}, A{}},
+      {"andrea_shapes",
+       {I::real({8449, 768}), I::real({1024, 768}), I::ids({2, 8}, 8449)},
+       A{},
+       256},
+  };
+}
+
+std::vector<ErrorCase> token_position_embedding_error_cases() {
+  using I = InputSpec;
+  using A = TokenPositionEmbeddingAttrs;
+  return std::vector<ErrorCase>{
+      {"id_too_large",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
+       A{},
+       "id 5 at position [1, 0]"},
+      {"id_negative",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
+       A{},
+       "id -1 at position [1]"},
+      {"past_table_end",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+       A{2},
+       "T + offset = 3 + 2 = 5"},
+      {"negative_offset",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+       A{-1},
+       "non-negative offset"},
+      {"offset_int64_max",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
+       A{kInt64Max},
+       "T + offset = 3 + 9223372036854775807 (past 2^63 - 1)"},
+      {"width_mismatch", {I::real({5, 3}), I::real({4, 2}), I::ids({1, 3}, 5)}, A{}, "width 3"},
+      {"dtype_mix",
+       {I::real({5, 3}).with_dtype(DType::f32), I::real({4, 3}).with_dtype(DType::f64),
+        I::ids({1, 3}, 5)},
+       A{},
+       "dtype f32"},
+      {"float_ids", {I::real({5, 3}), I::real({4, 3}), I::real({3}).no_grad()}, A{}, "integer ids"},
+      {"scalar_ids",
+       {I::real({5, 3}), I::real({4, 3}), I::ids({}, 5).with_values({1})},
+       A{},
+       "rank 1 to 8"},
+  };
+}
+
 }  // namespace
 
 void register_token_position_embedding(OpRegistry& registry) {
@@ -81,67 +141,8 @@ void register_token_position_embedding(OpRegistry& registry) {
         "offset={}",
         attrs_as<TokenPositionEmbeddingAttrs>("token_position_embedding", attrs).offset);
   };
-  op.cases = [] {
-    using I = InputSpec;
-    using A = TokenPositionEmbeddingAttrs;
-    return std::vector<OpCase>{
-        // 12 ids drawn from 6 of 10 rows: rows hit zero, one and many times.
-        {"repeated_ids", {I::real({10, 4}), I::real({6, 4}), I::ids({3, 4}, 6)}, A{}},
-        {"with_offset", {I::real({7, 3}), I::real({8, 3}), I::ids({2, 5}, 7)}, A{3}},
-        {"one_sequence", {I::real({7, 3}), I::real({5, 3}), I::ids({5}, 7)}, A{}},
-        {"i32_ids",
-         {I::real({7, 3}), I::real({5, 3}), I::ids({2, 5}, 7).with_dtype(DType::i32)},
-         A{}},
-        {"all_ids_equal",
-         {I::real({5, 3}), I::real({3, 3}), I::ids({2, 3}, 5).with_values({2, 2, 2, 2, 2, 2})},
-         A{}},
-        {"size_one_dims", {I::real({1, 1}), I::real({1, 1}), I::ids({1, 1}, 1)}, A{}},
-        {"andrea_shapes",
-         {I::real({8449, 768}), I::real({1024, 768}), I::ids({2, 8}, 8449)},
-         A{},
-         256},
-    };
-  };
-  op.error_cases = [] {
-    using I = InputSpec;
-    using A = TokenPositionEmbeddingAttrs;
-    return std::vector<ErrorCase>{
-        {"id_too_large",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({2, 2}, 5).with_values({0, 1, 5, 2})},
-         A{},
-         "id 5 at position [1, 0]"},
-        {"id_negative",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
-         A{},
-         "id -1 at position [1]"},
-        {"past_table_end",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
-         A{2},
-         "T + offset = 3 + 2 = 5"},
-        {"negative_offset",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
-         A{-1},
-         "non-negative offset"},
-        {"offset_int64_max",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({1, 3}, 5)},
-         A{kInt64Max},
-         "T + offset = 3 + 9223372036854775807 (past 2^63 - 1)"},
-        {"width_mismatch", {I::real({5, 3}), I::real({4, 2}), I::ids({1, 3}, 5)}, A{}, "width 3"},
-        {"dtype_mix",
-         {I::real({5, 3}).with_dtype(DType::f32), I::real({4, 3}).with_dtype(DType::f64),
-          I::ids({1, 3}, 5)},
-         A{},
-         "dtype f32"},
-        {"float_ids",
-         {I::real({5, 3}), I::real({4, 3}), I::real({3}).no_grad()},
-         A{},
-         "integer ids"},
-        {"scalar_ids",
-         {I::real({5, 3}), I::real({4, 3}), I::ids({}, 5).with_values({1})},
-         A{},
-         "rank 1 to 8"},
-    };
-  };
+  op.cases = token_position_embedding_cases;
+  op.error_cases = token_position_embedding_error_cases;
   registry.add(std::move(op));
 }
 

@@ -30,7 +30,8 @@ set(expected minigraph/minigraph.h minigraph/ops.h minigraph/version.h
              minigraph/models/andrea/model.h minigraph/train/data/tokenizer.h
              minigraph/train/data/dataset.h minigraph/train/data/corpus.h
              minigraph/train/checkpoint.h minigraph/train/trainer.h
-             minigraph/train/similarity.h minigraph/ops/loss_reduction.h)
+             minigraph/train/similarity.h minigraph/train/snapshot.h
+             minigraph/ops/loss_reduction.h)
 file(GLOB optim_headers RELATIVE ${TOP_SOURCE_DIR} ${TOP_SOURCE_DIR}/optim/*.h
      ${TOP_SOURCE_DIR}/distributed/*.h)
 foreach(header IN LISTS optim_headers)

@@ -202,6 +202,46 @@ void check_entries(const mg::SafetensorsFile& file, std::span<const std::uint8_t
   }
 }
 
+// Conversions of entry `e` (loaded as `t`, of `dtype`): floats to floats, ints to ints
+// (narrowing ints may refuse: mg::Error).
+void check_conversions(const mg::SafetensorsFile& file, const mg::SafetensorsEntry& e,
+                       const mg::Tensor& t, mg::DType dtype) {
+  const bool floating = mg::is_floating(dtype);
+  for (mg::DType to : {mg::DType::f32, mg::DType::f64, mg::DType::i32, mg::DType::i64}) {
+    try {
+      mg::Tensor c = file.tensor(e.name, to);
+      expect(mg::is_floating(to) == floating, "tensor '" + e.name + "' converted across kinds");
+      check_tensor(c, e, to);
+      if (to == mg::DType::f64) {
+        const std::vector<double> got = c.to_vector<double>();
+        for (std::int64_t i = 0; i < t.numel(); ++i) {
+          expect(same_float(got[static_cast<std::size_t>(i)], t.at_flat(i)),
+                 "tensor '" + e.name + "' converted to f64 changed element " + std::to_string(i));
+        }
+      }
+    } catch (const mg::Error&) {
+      // Refused: only across kinds, or i64 to i32 (which may not fit).
+      expect(mg::is_floating(to) != floating || (to == mg::DType::i32 && dtype == mg::DType::i64),
+             "tensor '" + e.name + "' (" + e.dtype + ") refused a conversion to " +
+                 std::string(mg::dtype_name(to)));
+    }
+  }
+}
+
+// tensors(): every entry in name order, or a refusal exactly when a dtype is not minigraph's.
+void check_all_tensors(const mg::SafetensorsFile& file, bool all_representable) {
+  try {
+    const mg::StateDict all = file.tensors();
+    expect(all_representable, "tensors() returned a file holding a dtype minigraph lacks");
+    expect(all.size() == file.entries().size(), "tensors() lost entries");
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      expect(all[i].first == file.entries()[i].name, "tensors() out of name order");
+    }
+  } catch (const mg::Error& error) {
+    expect(!all_representable, std::string("tensors() refused an accepted file: ") + error.what());
+  }
+}
+
 // tensor(name) of every entry, compared with the bytes; conversions; refusals. Returns the
 // tensors made with copies of their entries, which the caller reads again after the file
 // object is gone.
@@ -231,39 +271,9 @@ std::vector<std::pair<mg::SafetensorsEntry, mg::Tensor>> check_tensors(
     check_values(t, e, data_section + e.begin);
     made.emplace_back(e, t);
 
-    // Conversions: floats to floats, ints to ints (narrowing ints may refuse: mg::Error).
-    const bool floating = mg::is_floating(*dtype);
-    for (mg::DType to : {mg::DType::f32, mg::DType::f64, mg::DType::i32, mg::DType::i64}) {
-      try {
-        mg::Tensor c = file.tensor(e.name, to);
-        expect(mg::is_floating(to) == floating, "tensor '" + e.name + "' converted across kinds");
-        check_tensor(c, e, to);
-        if (to == mg::DType::f64) {
-          const std::vector<double> got = c.to_vector<double>();
-          for (std::int64_t i = 0; i < t.numel(); ++i) {
-            expect(same_float(got[static_cast<std::size_t>(i)], t.at_flat(i)),
-                   "tensor '" + e.name + "' converted to f64 changed element " + std::to_string(i));
-          }
-        }
-      } catch (const mg::Error&) {
-        // Refused: only across kinds, or i64 to i32 (which may not fit).
-        expect(
-            mg::is_floating(to) != floating || (to == mg::DType::i32 && *dtype == mg::DType::i64),
-            "tensor '" + e.name + "' (" + e.dtype + ") refused a conversion to " +
-                std::string(mg::dtype_name(to)));
-      }
-    }
+    check_conversions(file, e, t, *dtype);
   }
-  try {
-    const mg::StateDict all = file.tensors();
-    expect(all_representable, "tensors() returned a file holding a dtype minigraph lacks");
-    expect(all.size() == file.entries().size(), "tensors() lost entries");
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      expect(all[i].first == file.entries()[i].name, "tensors() out of name order");
-    }
-  } catch (const mg::Error& error) {
-    expect(!all_representable, std::string("tensors() refused an accepted file: ") + error.what());
-  }
+  check_all_tensors(file, all_representable);
   try {
     (void)file.tensor("\x01 not a name in any header");
     finding("tensor() of an absent name returned");

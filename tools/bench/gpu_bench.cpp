@@ -82,24 +82,15 @@ double bare_gemm_ms(int iterations, std::int64_t m, std::int64_t n, std::int64_t
   return ms;
 }
 
-int run(int iterations) {
-  if (!device_available(kGpu)) {
-    std::printf("gpu_bench: no CUDA device visible; nothing to measure\n");
-    return 1;
-  }
-  cudaDeviceProp properties{};
-  cudaGetDeviceProperties(&properties, 0);
-  andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
-  const std::int64_t B = 8, T = 1024, D = config.d_model, V = config.vocab_size;
-  const double f32 = 4, tokens = static_cast<double>(B * T);
-  const double gemm_flops = 2.0 * tokens * static_cast<double>(D * V);
-  std::printf(
-      "gpu_bench: %s (cuda:0), ANDREA-120M B=%lld T=%lld D=%lld V=%lld, f32, median of %d\n",
-      properties.name, static_cast<long long>(B), static_cast<long long>(T),
-      static_cast<long long>(D), static_cast<long long>(V), iterations);
-  std::printf("%-48s %9s %10s %9s\n", "what", "ms", "GB/s", "TFLOP/s");
+// ANDREA-120M's sizes at batch 8.
+struct Sizes {
+  std::int64_t B, T, D, V;
+  double tokens;      // B·T
+  double gemm_flops;  // of the head's [B·T, D] x [D, V]
+};
 
-  // The machine's limits.
+// The machine's limits: memory bandwidth and cuBLAS's own GEMM.
+void measure_limits(int iterations, const Sizes& s) {
   {
     const std::size_t bytes = std::size_t{1} << 30;
     Tensor src = Tensor::zeros({static_cast<std::int64_t>(bytes / 4)}, DType::f32, kGpu);
@@ -109,11 +100,15 @@ int run(int iterations) {
     row("limit: device memcpy 1 GiB (read + write)", ms, 2.0 * bytes, 0);
   }
   row("limit: bare cuBLAS GEMM [B*T, D] x [D, V], f32",
-      bare_gemm_ms(iterations, B * T, V, D, CUBLAS_COMPUTE_32F), 0, gemm_flops);
+      bare_gemm_ms(iterations, s.B * s.T, s.V, s.D, CUBLAS_COMPUTE_32F), 0, s.gemm_flops);
   row("limit: bare cuBLAS GEMM [B*T, D] x [D, V], TF32",
-      bare_gemm_ms(iterations, B * T, V, D, CUBLAS_COMPUTE_32F_FAST_TF32), 0, gemm_flops);
+      bare_gemm_ms(iterations, s.B * s.T, s.V, s.D, CUBLAS_COMPUTE_32F_FAST_TF32), 0, s.gemm_flops);
+}
 
-  // The model.
+// The model's forward and backward, then the input layer's gradient ops on their own.
+void measure_model(int iterations, const Sizes& s, const andrea::AndreaConfig& config) {
+  const std::int64_t B = s.B, T = s.T, D = s.D, V = s.V;
+  const double f32 = 4, tokens = s.tokens, gemm_flops = s.gemm_flops;
   andrea::Andrea model(config);
   model.to(kGpu);
   std::mt19937_64 rng(7);
@@ -142,7 +137,6 @@ int run(int iterations) {
       });
   row("backward       head + input (2 GEMMs, scatter-add)", backward_ms, 0, 2 * gemm_flops);
 
-  // The input layer's gradient ops on their own.
   Tensor grad_x = Tensor::normal({B, T, D}, 0, 1, 9, DType::f32, kGpu);
   const double scatter_bytes = tokens * D * f32 + static_cast<double>(V * D) * f32 + tokens * 8;
   row("embedding_backward (deterministic scatter-add)",
@@ -153,6 +147,26 @@ int run(int iterations) {
                   sum_to(grad_x, {T, D});
                 }),
       (tokens + T) * D * f32, 0);
+}
+
+int run(int iterations) {
+  if (!device_available(kGpu)) {
+    std::printf("gpu_bench: no CUDA device visible; nothing to measure\n");
+    return 1;
+  }
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, 0);
+  const andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
+  Sizes s{.B = 8, .T = 1024, .D = config.d_model, .V = config.vocab_size};
+  s.tokens = static_cast<double>(s.B * s.T);
+  s.gemm_flops = 2.0 * s.tokens * static_cast<double>(s.D * s.V);
+  std::printf(
+      "gpu_bench: %s (cuda:0), ANDREA-120M B=%lld T=%lld D=%lld V=%lld, f32, median of %d\n",
+      properties.name, static_cast<long long>(s.B), static_cast<long long>(s.T),
+      static_cast<long long>(s.D), static_cast<long long>(s.V), iterations);
+  std::printf("%-48s %9s %10s %9s\n", "what", "ms", "GB/s", "TFLOP/s");
+  measure_limits(iterations, s);
+  measure_model(iterations, s, config);
   return 0;
 }
 

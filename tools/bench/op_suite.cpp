@@ -21,6 +21,7 @@ struct OpBench {
   std::string forward_note, backward_note;
 };
 
+// long function: one row per benchmarked op, a table read top to bottom.
 std::vector<OpBench> op_benches(std::int64_t batch) {
   const double n = static_cast<double>(batch * kContext), D = kWidth, V = kVocab, T = kContext;
   const double f = kFloatBytes;

@@ -115,6 +115,161 @@ struct DemoOptions {
   bool gpt2_names = false;
 };
 
+// A --gpt2-names with no file to apply to is refused; both files are checked before the model
+// is built, so a bad one fails in a moment.
+std::optional<SafetensorsFile> open_files_first(const DemoOptions& o) {
+  if (o.gpt2_names && o.weights.empty() && o.save.empty()) {
+    throw UsageError("demo --gpt2-names: expected --weights or --save with it, got neither");
+  }
+  if (!o.save.empty()) check_writable("demo --save", o.save);
+  std::optional<SafetensorsFile> weights;
+  if (!o.weights.empty()) weights = SafetensorsFile::open(o.weights);
+  return weights;
+}
+
+// Refused before anything is built, with the largest --batch that would fit.
+void require_demo_memory(const DemoOptions& o) {
+  const DemoMemory memory = demo_memory(o.config);
+  require_memory(fmt::format("demo --batch {}", o.batch), memory.bytes(o.batch),
+                 [&](std::int64_t available) {
+                   const std::int64_t fits = (available - memory.fixed) / memory.per_batch;
+                   return fits >= 1 ? fmt::format("at most --batch {} fits", fits)
+                                    : std::string("not even --batch 1 fits");
+                 });
+}
+
+void print_demo_header(const andrea::AndreaConfig& config) {
+  const andrea::AndreaConfig preset = andrea::AndreaConfig::andrea_120m();
+  const bool is_preset = config.vocab_size == preset.vocab_size &&
+                         config.d_model == preset.d_model && config.context == preset.context;
+  fmt::print("{} input layer and untied head on the CPU\n{}\n{}\n\n{}\n",
+             is_preset ? "ANDREA-120M" : "ANDREA", threads_line(), gemm_line(),
+             andrea::summary(config));
+}
+
+void load_weights_timed(andrea::Andrea& model, const SafetensorsFile& weights, const DemoOptions& o,
+                        Progress& progress) {
+  progress.show(fmt::format("demo: loading {} ...", o.weights));
+  const auto start = std::chrono::steady_clock::now();
+  load_weights(model, weights, o.gpt2_names);
+  const double load_s = seconds_since(start);
+  progress.clear();
+  fmt::print("loaded {} tensors ({} bytes) from {} in {:.3f} s\n", weights.entries().size(),
+             andrea::group_thousands(weights.data_bytes()), o.weights, load_s);
+}
+
+void save_weights_timed(const andrea::Andrea& model, const DemoOptions& o, Progress& progress) {
+  progress.show(fmt::format("demo: saving to {} ...", o.save));
+  const auto start = std::chrono::steady_clock::now();
+  const StateDict dict =
+      o.gpt2_names ? andrea::to_gpt2_names(model.state_dict()) : model.state_dict();
+  save_safetensors(o.save, dict, andrea::config_metadata(o.config));
+  const double save_s = seconds_since(start);
+  progress.clear();
+  fmt::print("saved {} tensors to {} in {:.3f} s\n", dict.size(), o.save, save_s);
+}
+
+// B x T ids, uniform over the vocabulary, from --seed.
+std::vector<std::int64_t> random_ids(const DemoOptions& o) {
+  std::mt19937_64 rng(o.seed);
+  std::vector<std::int64_t> id_values(static_cast<std::size_t>(o.batch * o.config.context));
+  for (auto& id : id_values) id = static_cast<std::int64_t>(rng() % o.config.vocab_size);
+  return id_values;
+}
+
+// What the forward and backward passes leave to print, with their times.
+struct DemoPasses {
+  Tensor x, logits, loss;
+  double input_s = 0, head_s = 0, backward_s = 0;
+  std::int64_t mismatches = 0;  // elements of x that are not tok_emb[id_t] + pos_emb[t]
+};
+
+DemoPasses run_passes(andrea::Andrea& model, const DemoOptions& o,
+                      const std::vector<std::int64_t>& id_values, const Tensor& ids,
+                      Progress& progress) {
+  const andrea::AndreaConfig& config = o.config;
+  const std::int64_t t_len = config.context;
+  DemoPasses r;
+  progress.show(
+      fmt::format("demo: input layer forward, x [{}, {}, {}] ...", o.batch, t_len, config.d_model));
+  auto start = std::chrono::steady_clock::now();
+  r.x = model.input.forward(ids);
+  r.input_s = seconds_since(start);
+  progress.show(fmt::format("demo: head forward, logits [{}, {}, {}] ...", o.batch, t_len,
+                            config.vocab_size));
+  start = std::chrono::steady_clock::now();
+  r.logits = model.head.forward(r.x);
+  r.head_s = seconds_since(start);
+  progress.show("demo: backward from sum(logits) ...");
+  start = std::chrono::steady_clock::now();
+  r.loss = sum(r.logits);
+  r.loss.backward();
+  r.backward_s = seconds_since(start);
+  progress.show("demo: checking x against the tables ...");
+  r.mismatches = count_mismatches(r.x, id_values, model.input);
+  progress.clear();
+  return r;
+}
+
+void print_results(const andrea::Andrea& model, const Tensor& ids, const DemoPasses& r) {
+  fmt::print("ids    {}  (i64)\n", shape_str(ids.shape()));
+  fmt::print("x      {}  input layer forward  {:8.2f} ms\n", shape_str(r.x.shape()),
+             r.input_s * 1e3);
+  fmt::print("logits {}  head forward         {:8.2f} ms\n", shape_str(r.logits.shape()),
+             r.head_s * 1e3);
+  fmt::print("loss = sum(logits) = {:.6g}; backward {:8.2f} ms\n", r.loss.item(),
+             r.backward_s * 1e3);
+  for (auto& [name, p] : model.named_parameters()) {
+    fmt::print("  grad {:<22} {}\n", name, shape_str(p.grad().shape()));
+  }
+  fmt::print("check x_t == tok_emb[id_t] + pos_emb[t] over {} elements: {}\n",
+             andrea::group_thousands(r.x.numel()),
+             r.mismatches == 0 ? "exact" : fmt::format("{} MISMATCHES", r.mismatches));
+}
+
+void run_demo(const DemoOptions& o, int& exit_code) {
+  const andrea::AndreaConfig& config = o.config;
+  const std::optional<SafetensorsFile> weights = open_files_first(o);
+  require_demo_memory(o);
+  print_demo_header(config);
+  Progress progress;
+
+  progress.show(fmt::format(
+      "demo: building the model and initialising {} parameters ...",
+      andrea::group_thousands(config.embedding_parameters() + config.head_parameters())));
+  const auto start = std::chrono::steady_clock::now();
+  andrea::Andrea model(config);
+  const double build_s = seconds_since(start);
+  progress.clear();
+  fmt::print("built and initialised {} parameters in {:.3f} s\n",
+             andrea::group_thousands(model.num_parameters()), build_s);
+  if (weights) load_weights_timed(model, *weights, o, progress);
+  if (!o.save.empty()) save_weights_timed(model, o, progress);
+
+  const std::vector<std::int64_t> id_values = random_ids(o);
+  const Tensor ids = Tensor::from_vector(id_values, {o.batch, config.context});
+  const DemoPasses passes = run_passes(model, o, id_values, ids, progress);
+  print_results(model, ids, passes);
+  exit_code = passes.mismatches == 0 ? kExitOk : kExitFailed;
+}
+
+void add_demo_options(CLI::App& cmd, DemoOptions& o) {
+  cmd.add_option("--batch", o.batch, "sequences of T = --context ids")
+      ->check(whole_number(1, kMaxBatch))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the random ids")
+      ->check(whole_number_u64())
+      ->capture_default_str();
+  add_size_options(cmd, o.config);
+  cmd.add_option("--weights", o.weights, "load the model's weights from this safetensors file")
+      ->check(a_path());
+  cmd.add_option("--save", o.save, "write the model's weights to this safetensors file")
+      ->check(a_path());
+  cmd.add_flag("--gpt2-names", o.gpt2_names,
+               "the files of --weights and --save use GPT-2 names (transformer.wte.weight, "
+               "transformer.wpe.weight, lm_head.weight transposed to [V, D])");
+}
+
 }  // namespace
 
 void add_demo_command(CLI::App& app, int& exit_code) {
@@ -127,114 +282,10 @@ void add_demo_command(CLI::App& app, int& exit_code) {
                           "run needs more memory than is available. On a terminal, each step "
                           "shows on stderr while it runs.\n") +
               kExitCodesHelp);
+  // Owned by the callback, which outlives the parse that writes the options into it.
   auto o = std::make_shared<DemoOptions>();
-  cmd->add_option("--batch", o->batch, "sequences of T = --context ids")
-      ->check(whole_number(1, kMaxBatch))
-      ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "seed of the random ids")
-      ->check(whole_number_u64())
-      ->capture_default_str();
-  add_size_options(*cmd, o->config);
-  cmd->add_option("--weights", o->weights, "load the model's weights from this safetensors file")
-      ->check(a_path());
-  cmd->add_option("--save", o->save, "write the model's weights to this safetensors file")
-      ->check(a_path());
-  cmd->add_flag("--gpt2-names", o->gpt2_names,
-                "the files of --weights and --save use GPT-2 names (transformer.wte.weight, "
-                "transformer.wpe.weight, lm_head.weight transposed to [V, D])");
-  cmd->callback([o, &exit_code] {
-    using clock = std::chrono::steady_clock;
-    const andrea::AndreaConfig& config = o->config;
-    if (o->gpt2_names && o->weights.empty() && o->save.empty()) {
-      throw UsageError("demo --gpt2-names: expected --weights or --save with it, got neither");
-    }
-    // Both files are checked before the model is built: a bad one fails in a moment.
-    if (!o->save.empty()) check_writable("demo --save", o->save);
-    std::optional<SafetensorsFile> weights;
-    if (!o->weights.empty()) weights = SafetensorsFile::open(o->weights);
-    const std::int64_t t_len = config.context;
-    const DemoMemory memory = demo_memory(config);
-    require_memory(fmt::format("demo --batch {}", o->batch), memory.bytes(o->batch),
-                   [&](std::int64_t available) {
-                     const std::int64_t fits = (available - memory.fixed) / memory.per_batch;
-                     return fits >= 1 ? fmt::format("at most --batch {} fits", fits)
-                                      : std::string("not even --batch 1 fits");
-                   });
-
-    const andrea::AndreaConfig preset = andrea::AndreaConfig::andrea_120m();
-    const bool is_preset = config.vocab_size == preset.vocab_size &&
-                           config.d_model == preset.d_model && config.context == preset.context;
-    fmt::print("{} input layer and untied head on the CPU\n{}\n{}\n\n{}\n",
-               is_preset ? "ANDREA-120M" : "ANDREA", threads_line(), gemm_line(),
-               andrea::summary(config));
-    Progress progress;
-
-    progress.show(fmt::format(
-        "demo: building the model and initialising {} parameters ...",
-        andrea::group_thousands(config.embedding_parameters() + config.head_parameters())));
-    auto start = clock::now();
-    andrea::Andrea model(config);
-    const double build_s = seconds_since(start);
-    progress.clear();
-    fmt::print("built and initialised {} parameters in {:.3f} s\n",
-               andrea::group_thousands(model.num_parameters()), build_s);
-    if (weights) {
-      progress.show(fmt::format("demo: loading {} ...", o->weights));
-      start = clock::now();
-      load_weights(model, *weights, o->gpt2_names);
-      const double load_s = seconds_since(start);
-      progress.clear();
-      fmt::print("loaded {} tensors ({} bytes) from {} in {:.3f} s\n", weights->entries().size(),
-                 andrea::group_thousands(weights->data_bytes()), o->weights, load_s);
-    }
-    if (!o->save.empty()) {
-      progress.show(fmt::format("demo: saving to {} ...", o->save));
-      start = clock::now();
-      const StateDict dict =
-          o->gpt2_names ? andrea::to_gpt2_names(model.state_dict()) : model.state_dict();
-      save_safetensors(o->save, dict, andrea::config_metadata(config));
-      const double save_s = seconds_since(start);
-      progress.clear();
-      fmt::print("saved {} tensors to {} in {:.3f} s\n", dict.size(), o->save, save_s);
-    }
-
-    std::mt19937_64 rng(o->seed);
-    std::vector<std::int64_t> id_values(static_cast<std::size_t>(o->batch * t_len));
-    for (auto& id : id_values) id = static_cast<std::int64_t>(rng() % config.vocab_size);
-    Tensor ids = Tensor::from_vector(id_values, {o->batch, t_len});
-
-    progress.show(fmt::format("demo: input layer forward, x [{}, {}, {}] ...", o->batch, t_len,
-                              config.d_model));
-    start = clock::now();
-    Tensor x = model.input.forward(ids);
-    const double input_s = seconds_since(start);
-    progress.show(fmt::format("demo: head forward, logits [{}, {}, {}] ...", o->batch, t_len,
-                              config.vocab_size));
-    start = clock::now();
-    Tensor logits = model.head.forward(x);
-    const double head_s = seconds_since(start);
-    progress.show("demo: backward from sum(logits) ...");
-    start = clock::now();
-    Tensor loss = sum(logits);
-    loss.backward();
-    const double backward_s = seconds_since(start);
-    progress.show("demo: checking x against the tables ...");
-    const std::int64_t mismatches = count_mismatches(x, id_values, model.input);
-    progress.clear();
-
-    fmt::print("ids    {}  (i64)\n", shape_str(ids.shape()));
-    fmt::print("x      {}  input layer forward  {:8.2f} ms\n", shape_str(x.shape()), input_s * 1e3);
-    fmt::print("logits {}  head forward         {:8.2f} ms\n", shape_str(logits.shape()),
-               head_s * 1e3);
-    fmt::print("loss = sum(logits) = {:.6g}; backward {:8.2f} ms\n", loss.item(), backward_s * 1e3);
-    for (auto& [name, p] : model.named_parameters()) {
-      fmt::print("  grad {:<22} {}\n", name, shape_str(p.grad().shape()));
-    }
-    fmt::print("check x_t == tok_emb[id_t] + pos_emb[t] over {} elements: {}\n",
-               andrea::group_thousands(x.numel()),
-               mismatches == 0 ? "exact" : fmt::format("{} MISMATCHES", mismatches));
-    exit_code = mismatches == 0 ? kExitOk : kExitFailed;
-  });
+  add_demo_options(*cmd, *o);
+  cmd->callback([o, &exit_code] { run_demo(*o, exit_code); });
 }
 
 }  // namespace mg::cli

@@ -93,6 +93,62 @@ void print_words(const SimilarOptions& o, const train::Snapshot& snap,
   }
 }
 
+// Opens the JSON object (up to its "words" array), or prints the header naming the table's
+// source.
+void print_source(const SimilarOptions& o, const train::Snapshot& snap) {
+  if (o.json) {
+    fmt::print("{{\n  \"source\": {},\n  \"words\": [",
+               nlohmann::json(o.checkpoint.empty() ? "untrained" : o.checkpoint).dump());
+  } else {
+    fmt::print("token table {} from {}\n\n", shape_str(snap.token_table.shape()),
+               o.checkpoint.empty()
+                   ? fmt::format("a fresh model (seed {}), before training", o.config.seed)
+                   : fmt::format("{} (step {})", o.checkpoint, snap.step));
+  }
+}
+
+void print_similar(const SimilarOptions& o) {
+  if (o.checkpoint.empty()) check_corpus("similar --corpus", o.config.corpus, true);
+  Progress progress(!o.json);
+  progress.show(o.checkpoint.empty() ? "similar: training the tokenizer ..."
+                                     : "similar: loading the checkpoint ...");
+  train::Snapshot snap = o.checkpoint.empty() ? train::untrained_snapshot(o.config)
+                                              : train::load_snapshot(o.checkpoint);
+  progress.clear();
+  const train::EmbeddingTable table(snap.token_table);
+  std::vector<std::int64_t> ids;
+  for (const std::string& w : o.words) ids.push_back(snap.tokenizer->id_of_word(w));
+  print_source(o, snap);
+  print_words(o, snap, table, ids);
+  if (o.json) fmt::print("\n  ]");
+  print_table(o, table, ids, /*cosine=*/true);
+  print_table(o, table, ids, /*cosine=*/false);
+  if (o.json) fmt::print("\n}}\n");
+}
+
+void add_similar_options(CLI::App& cmd, SimilarOptions& o) {
+  o.config.corpus = default_corpus_path();
+  cmd.add_option("WORD", o.words, "words to look up")->required();
+  cmd.add_option("--k", o.k, "nearest tokens to list")
+      ->check(whole_number(0, 1000))
+      ->capture_default_str();
+  cmd.add_option("--checkpoint", o.checkpoint, "a directory written by minigraph train")
+      ->check(a_path());
+  cmd.add_option("--corpus", o.config.corpus, "without --checkpoint: the tokenizer's corpus")
+      ->check(a_path())
+      ->capture_default_str();
+  cmd.add_option("--vocab-size", o.config.vocab_size, "without --checkpoint: V")
+      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
+      ->capture_default_str();
+  cmd.add_option("--d-model", o.config.d_model, "without --checkpoint: D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.config.seed, "without --checkpoint: the initialisation")
+      ->check(whole_number_u64())
+      ->capture_default_str();
+  cmd.add_flag("--json", o.json, "a JSON object instead of the tables");
+}
+
 }  // namespace
 
 void add_similar_command(CLI::App& app, int& exit_code) {
@@ -103,27 +159,9 @@ void add_similar_command(CLI::App& app, int& exit_code) {
                           "tokenizer trained on --corpus to --vocab-size (before training, "
                           "unrelated and related words alike are near orthogonal).\n") +
               kExitCodesHelp);
+  // Owned by the callback, which outlives the parse that writes the options into it.
   auto o = std::make_shared<SimilarOptions>();
-  o->config.corpus = default_corpus_path();
-  cmd->add_option("WORD", o->words, "words to look up")->required();
-  cmd->add_option("--k", o->k, "nearest tokens to list")
-      ->check(whole_number(0, 1000))
-      ->capture_default_str();
-  cmd->add_option("--checkpoint", o->checkpoint, "a directory written by minigraph train")
-      ->check(a_path());
-  cmd->add_option("--corpus", o->config.corpus, "without --checkpoint: the tokenizer's corpus")
-      ->check(a_path())
-      ->capture_default_str();
-  cmd->add_option("--vocab-size", o->config.vocab_size, "without --checkpoint: V")
-      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
-      ->capture_default_str();
-  cmd->add_option("--d-model", o->config.d_model, "without --checkpoint: D")
-      ->check(whole_number(1, kMaxWidth))
-      ->capture_default_str();
-  cmd->add_option("--seed", o->config.seed, "without --checkpoint: the initialisation")
-      ->check(whole_number_u64())
-      ->capture_default_str();
-  cmd->add_flag("--json", o->json, "a JSON object instead of the tables");
+  add_similar_options(*cmd, *o);
   cmd->callback([cmd, o, &exit_code] {
     for (const char* option : {"--corpus", "--vocab-size", "--d-model", "--seed"}) {
       refuse_together(*cmd, option, "--checkpoint", "the checkpoint holds the model it describes");
@@ -132,30 +170,7 @@ void add_similar_command(CLI::App& app, int& exit_code) {
       throw UsageError(fmt::format("similar WORD: expected at most {} words, got {}", kMaxWords,
                                    o->words.size()));
     }
-    if (o->checkpoint.empty()) check_corpus("similar --corpus", o->config.corpus, true);
-    Progress progress(!o->json);
-    progress.show(o->checkpoint.empty() ? "similar: training the tokenizer ..."
-                                        : "similar: loading the checkpoint ...");
-    train::Snapshot snap = o->checkpoint.empty() ? train::untrained_snapshot(o->config)
-                                                 : train::load_snapshot(o->checkpoint);
-    progress.clear();
-    const train::EmbeddingTable table(snap.token_table);
-    std::vector<std::int64_t> ids;
-    for (const std::string& w : o->words) ids.push_back(snap.tokenizer->id_of_word(w));
-    if (o->json) {
-      fmt::print("{{\n  \"source\": {},\n  \"words\": [",
-                 nlohmann::json(o->checkpoint.empty() ? "untrained" : o->checkpoint).dump());
-    } else {
-      fmt::print("token table {} from {}\n\n", shape_str(snap.token_table.shape()),
-                 o->checkpoint.empty()
-                     ? fmt::format("a fresh model (seed {}), before training", o->config.seed)
-                     : fmt::format("{} (step {})", o->checkpoint, snap.step));
-    }
-    print_words(*o, snap, table, ids);
-    if (o->json) fmt::print("\n  ]");
-    print_table(*o, table, ids, /*cosine=*/true);
-    print_table(*o, table, ids, /*cosine=*/false);
-    if (o->json) fmt::print("\n}}\n");
+    print_similar(*o);
     exit_code = kExitOk;
   });
 }

@@ -132,8 +132,9 @@ void refuse_contradictions(const CLI::App& cmd, const TrainOptions& o) {
   }
 }
 
-// The run itself, on every rank of a job; rank 0 alone prints.
-void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
+// What CLI11 cannot put into the config by itself, then the config's own checks; --batch is
+// checked first, as only the job knows how many ranks share it.
+void finish_config(TrainOptions& o, const DistributedJob& job) {
   train::TrainConfig& c = o.config;
   if (c.batch % job.world() != 0) {
     throw UsageError(
@@ -147,16 +148,13 @@ void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
   c.bucket_bytes = o.bucket_mib << 20;
   if (o.threads > 0) set_num_threads(o.threads);
   c.validate();
-  // From here on, ^C and SIGTERM stop the run at the next whole step (or before the first, once
-  // the tokenizer and the model are made) and write the checkpoint.
-  const StopRequests stop;
-  const bool leader = job.rank() == 0;
-  check_corpus("train --corpus", c.corpus, leader);
-  // Held for the whole run: a second run on the same directory is refused here, at once.
-  std::optional<train::CheckpointDir> checkpoint_dir;
-  if (leader && !o.checkpoint.empty()) checkpoint_dir.emplace(o.checkpoint);
+}
 
-  Progress progress(!o.json && leader);
+// Resumed from --checkpoint, or new with --tokenizer's tokenizer or one trained on the corpus
+// (minutes on a large corpus: the progress line says which).
+std::unique_ptr<train::Trainer> start_trainer(const TrainOptions& o, const DistributedJob& job,
+                                              Progress& progress) {
+  const train::TrainConfig& c = o.config;
   progress.show(
       o.resume ? "train: loading the checkpoint ..."
       : o.tokenizer.empty()
@@ -172,42 +170,72 @@ void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
   } else {
     owned = std::make_unique<train::Trainer>(c, nullptr, job.gradients());
   }
-  train::Trainer& t = *owned;
   progress.clear();
+  return owned;
+}
+
+// A tokenizer that came with the run (--tokenizer, or the checkpoint's) sets V: a --vocab-size
+// typed beside it would be silently ignored when it differs.
+void refuse_other_vocab_size(const TrainOptions& o, const train::Trainer& t) {
+  const train::TrainConfig& c = o.config;
   if (o.vocab_size_given && t.tokenizer().vocab_size() != c.vocab_size) {
     throw CantWorkError(fmt::format(
         "train --vocab-size: expected the size of {} ({}), got {}",
         o.resume ? "the tokenizer in --checkpoint " + o.checkpoint : "--tokenizer " + o.tokenizer,
         t.tokenizer().vocab_size(), c.vocab_size));
   }
-  if (!o.json && leader) {
-    const auto& data = t.dataset();
-    fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
-               threads_line(), gemm_line(), c.corpus, andrea::group_thousands(data.train_size()),
-               andrea::group_thousands(data.validation_size()), t.tokenizer().vocab_size(),
-               andrea::summary(t.model().config()));
-    if (job.distributed()) fmt::print("{}\n", job.describe());
-    if (o.resume) fmt::print("resumed at step {} from {}\n", t.steps_done(), o.checkpoint);
+}
+
+// Non-const Trainer: it gives its model out only as a mutable one.
+void print_run_header(const TrainOptions& o, const DistributedJob& job, train::Trainer& t) {
+  const train::TrainConfig& c = o.config;
+  const auto& data = t.dataset();
+  fmt::print("{}\n{}\ncorpus {}: {} training tokens, {} held out; vocabulary {}\n{}\n",
+             threads_line(), gemm_line(), c.corpus, andrea::group_thousands(data.train_size()),
+             andrea::group_thousands(data.validation_size()), t.tokenizer().vocab_size(),
+             andrea::summary(t.model().config()));
+  if (job.distributed()) fmt::print("{}\n", job.describe());
+  if (o.resume) fmt::print("resumed at step {} from {}\n", t.steps_done(), o.checkpoint);
+}
+
+// What rank 0 shows of a step: JSON for every step, else the terminal's line, else (in a
+// pipe) a log line every --log-every steps, at the last and at each validation.
+void print_step(const TrainOptions& o, bool leader, Progress& progress,
+                const train::StepMetrics& last, double last_val, std::int64_t log_every) {
+  const bool log_line = last.step % log_every == 0 || last.step == last.steps || last.val_loss >= 0;
+  if (leader && o.json) {
+    fmt::print("{}\n", metrics_json(last).dump());
+  } else if (leader && progress.enabled()) {
+    progress.show(progress_text(last, last_val));
+  } else if (leader && log_line) {
+    fmt::print("{}\n", metrics_text(last, last_val));
   }
+  std::fflush(stdout);
+}
+
+// Where the step loop ended: the last step's metrics, the last validation loss (-1: none yet)
+// and whether a signal ended it early.
+struct LoopEnd {
+  train::StepMetrics last;
+  double last_val = -1;
+  bool stopping = false;
+};
+
+LoopEnd run_steps(train::Trainer& t, const TrainOptions& o, const DistributedJob& job,
+                  const StopRequests& stop, Progress& progress,
+                  std::optional<train::CheckpointDir>& checkpoint_dir) {
+  const train::TrainConfig& c = o.config;
+  const bool leader = job.rank() == 0;
   const std::int64_t log_every =
       o.log_every > 0 ? o.log_every : std::max<std::int64_t>(1, c.steps / 20);
-  double last_val = -1;
-  train::StepMetrics last;
+  LoopEnd end;
   // A signal stops every rank after the same step: they agree before the first and after each.
   bool stopping = job.any(stop.signal() > 0);
   while (!t.done() && !stopping) {
-    last = t.step();
-    if (last.val_loss >= 0) last_val = last.val_loss;
-    const bool log_line =
-        last.step % log_every == 0 || last.step == last.steps || last.val_loss >= 0;
-    if (leader && o.json) {
-      fmt::print("{}\n", metrics_json(last).dump());
-    } else if (leader && progress.enabled()) {
-      progress.show(progress_text(last, last_val));
-    } else if (leader && log_line) {
-      fmt::print("{}\n", metrics_text(last, last_val));
-    }
-    std::fflush(stdout);
+    end.last = t.step();
+    const train::StepMetrics& last = end.last;
+    if (last.val_loss >= 0) end.last_val = last.val_loss;
+    print_step(o, leader, progress, last, end.last_val, log_every);
     if (!std::isfinite(last.loss)) {
       throw Error("train", "loss", "a finite loss",
                   fmt::format("{} at step {} (lower --lr, or --clip)", last.loss, last.step));
@@ -216,32 +244,158 @@ void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
       t.save(*checkpoint_dir);
     stopping = job.any(stop.signal() != 0);
   }
+  end.stopping = stopping;
+  return end;
+}
+
+// On rank 0 only: which signal stopped the run, and how to continue it.
+void report_stop(const TrainOptions& o, const StopRequests& stop, const train::Trainer& t) {
+  fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",
+             stop.signal() == SIGINT ? "SIGINT"
+             : stop.signal() != 0    ? "SIGTERM"
+                                     : "a signal to another rank",
+             t.steps_done(), o.config.steps,
+             o.checkpoint.empty()
+                 ? " (no --checkpoint: nothing written)"
+                 : fmt::format("; checkpoint in {}: the same command with --resume continues",
+                               o.checkpoint));
+}
+
+void report_done(const TrainOptions& o, const train::Trainer& t, const LoopEnd& end) {
+  fmt::print(
+      "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
+      "memory {}{}\n",
+      end.last.step, end.last.loss, end.last_val >= 0 ? fmt::format("{:.4f}", end.last_val) : "-",
+      end.last.tokens_per_s, format_bytes(static_cast<double>(t.peak_memory_bytes())),
+      o.checkpoint.empty() ? "" : ", checkpoint in " + o.checkpoint);
+}
+
+// The run itself, on every rank of a job; rank 0 alone prints.
+void run_training(TrainOptions& o, const DistributedJob& job, int& exit_code) {
+  finish_config(o, job);
+  // From here on, ^C and SIGTERM stop the run at the next whole step (or before the first, once
+  // the tokenizer and the model are made) and write the checkpoint.
+  const StopRequests stop;
+  const bool leader = job.rank() == 0;
+  check_corpus("train --corpus", o.config.corpus, leader);
+  // Held for the whole run: a second run on the same directory is refused here, at once.
+  std::optional<train::CheckpointDir> checkpoint_dir;
+  if (leader && !o.checkpoint.empty()) checkpoint_dir.emplace(o.checkpoint);
+
+  Progress progress(!o.json && leader);
+  const std::unique_ptr<train::Trainer> owned = start_trainer(o, job, progress);
+  train::Trainer& t = *owned;
+  refuse_other_vocab_size(o, t);
+  if (!o.json && leader) print_run_header(o, job, t);
+  const LoopEnd end = run_steps(t, o, job, stop, progress, checkpoint_dir);
   progress.clear();
   if (checkpoint_dir) t.save(*checkpoint_dir);
-  if (stopping) {
-    if (leader) {
-      fmt::print(stderr, "train: stopped by {} after step {} of {}{}\n",
-                 stop.signal() == SIGINT ? "SIGINT"
-                 : stop.signal() != 0    ? "SIGTERM"
-                                         : "a signal to another rank",
-                 t.steps_done(), c.steps,
-                 o.checkpoint.empty()
-                     ? " (no --checkpoint: nothing written)"
-                     : fmt::format("; checkpoint in {}: the same command with --resume continues",
-                                   o.checkpoint));
-    }
+  if (end.stopping) {
+    if (leader) report_stop(o, stop, t);
     exit_code = kExitStopped;
     return;
   }
-  if (!o.json && leader) {
-    fmt::print(
-        "done: {} steps, loss {:.4f}, validation loss {}, {:.0f} tokens/s, peak tensor "
-        "memory {}{}\n",
-        last.step, last.loss, last_val >= 0 ? fmt::format("{:.4f}", last_val) : "-",
-        last.tokens_per_s, format_bytes(static_cast<double>(t.peak_memory_bytes())),
-        o.checkpoint.empty() ? "" : ", checkpoint in " + o.checkpoint);
-  }
+  if (!o.json && leader) report_done(o, t, end);
   exit_code = kExitOk;
+}
+
+// --corpus .. --steps: the data and the model's sizes. The corpus default is set first, for
+// --help to show it.
+void add_data_options(CLI::App& cmd, train::TrainConfig& c) {
+  c.corpus = default_corpus_path();
+  cmd.add_option("--corpus", c.corpus, "a UTF-8 text file")->check(a_path())->capture_default_str();
+  cmd.add_option("--vocab-size", c.vocab_size, "the tokenizer's vocabulary V")
+      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
+      ->capture_default_str();
+  cmd.add_option("--d-model", c.d_model, "width D")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd.add_option("--context", c.context, "tokens per window T")
+      ->check(whole_number(1, kMaxContext))
+      ->capture_default_str();
+  cmd.add_option("--batch", c.batch, "windows per step B")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  cmd.add_option("--steps", c.steps, "optimizer steps in all")
+      ->check(whole_number(1, std::int64_t{1} << 40))
+      ->capture_default_str();
+}
+
+// --lr .. --seed: the schedule, the optimizer and the seed.
+void add_optimizer_options(CLI::App& cmd, TrainOptions& o) {
+  train::TrainConfig& c = o.config;
+  cmd.add_option("--lr", c.lr, "peak learning rate")
+      ->check(real_number(0, 10, true))
+      ->capture_default_str();
+  cmd.add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine")
+      ->check(real_number(0, 10))
+      ->capture_default_str();
+  cmd.add_option("--warmup", c.warmup, "warmup steps (-1: steps / 20)")
+      ->check(whole_number(-1, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd.add_option("--optimizer", o.optimizer, "adamw or sgd")
+      ->check(one_of({"adamw", "sgd"}))
+      ->capture_default_str();
+  cmd.add_option("--weight-decay", c.weight_decay, "decoupled (adamw) or L2 (sgd)")
+      ->check(real_number(0, 10))
+      ->capture_default_str();
+  cmd.add_option("--momentum", c.momentum, "sgd's momentum")
+      ->check(real_number(0, 0.999))
+      ->capture_default_str();
+  cmd.add_option("--clip", c.clip, "global gradient norm (0: none)")
+      ->check(real_number(0, 1e30))
+      ->capture_default_str();
+  cmd.add_option("--seed", c.seed, "parameters and batch order")
+      ->check(whole_number_u64())
+      ->capture_default_str();
+}
+
+// --threads .. --chunk-mib: where and how the steps run, and the validation loss.
+void add_run_options(CLI::App& cmd, TrainOptions& o) {
+  train::TrainConfig& c = o.config;
+  cmd.add_option("--threads", o.threads, "CPU threads (0: OMP_NUM_THREADS, else every core)")
+      ->check(whole_number(0, 256))
+      ->capture_default_str();
+  cmd.add_option("--positions", o.positions, "learned or sinusoidal")
+      ->check(one_of({"learned", "sinusoidal"}))
+      ->capture_default_str();
+  cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd.add_option("--eval-every", c.eval_every, "validation loss every N steps (0: never)")
+      ->check(whole_number(0, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd.add_option("--eval-batches", c.eval_batches, "validation batches of B windows")
+      ->check(whole_number(1, 1 << 20))
+      ->capture_default_str();
+  cmd.add_option("--chunk-mib", o.chunk_mib, "the fused head's memory budget per chunk")
+      ->check(whole_number(1, 1 << 20))
+      ->capture_default_str();
+}
+
+// --tokenizer .. --json: the files the run reads and writes, and what it prints.
+void add_files_and_output_options(CLI::App& cmd, TrainOptions& o) {
+  cmd.add_option("--tokenizer", o.tokenizer,
+                 "a SentencePiece .model file to use instead of training one (its size is V)")
+      ->check(a_path());
+  cmd.add_option("--checkpoint", o.checkpoint, "directory written at the end")->check(a_path());
+  cmd.add_option("--save-every", o.save_every, "also write --checkpoint every N steps")
+      ->check(whole_number(1, std::int64_t{1} << 40));
+  cmd.add_flag("--resume", o.resume, "continue the run saved in --checkpoint");
+  cmd.add_option("--log-every", o.log_every, "log line every N steps in a pipe (0: 20 lines)")
+      ->check(whole_number(0, std::int64_t{1} << 40));
+  cmd.add_flag("--json", o.json, "one JSON object per step on stdout, nothing else");
+}
+
+void add_distributed_options(CLI::App& cmd, TrainOptions& o) {
+  cmd.add_option("--dist", o.dist, "data parallel: auto (MPI when started by mpirun), mpi, or none")
+      ->check(one_of({"auto", "mpi", "none"}))
+      ->capture_default_str();
+  cmd.add_option("--dist-timeout", o.dist_timeout,
+                 "seconds a rank waits for the others before the job ends with an error")
+      ->check(real_number(0, 1e6, true))
+      ->capture_default_str();
+  cmd.add_option("--bucket-mib", o.bucket_mib, "gradients all-reduced in buckets of N MiB")
+      ->check(whole_number(1, 1 << 16))
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -258,88 +412,14 @@ void add_train_command(CLI::App& app, int& exit_code) {
                           "(and every --save-every steps); ^C or SIGTERM stops after the step in "
                           "progress, writes it and exits with 4.\n") +
               kExitCodesHelp);
+  // Owned by the callback, which outlives the parse that writes the options into it.
   auto o = std::make_shared<TrainOptions>();
-  train::TrainConfig& c = o->config;
-  c.corpus = default_corpus_path();
-  cmd->add_option("--corpus", c.corpus, "a UTF-8 text file")
-      ->check(a_path())
-      ->capture_default_str();
-  cmd->add_option("--vocab-size", c.vocab_size, "the tokenizer's vocabulary V")
-      ->check(whole_number(train::Tokenizer::kMinVocabSize, kMaxVocab))
-      ->capture_default_str();
-  cmd->add_option("--d-model", c.d_model, "width D")
-      ->check(whole_number(1, kMaxWidth))
-      ->capture_default_str();
-  cmd->add_option("--context", c.context, "tokens per window T")
-      ->check(whole_number(1, kMaxContext))
-      ->capture_default_str();
-  cmd->add_option("--batch", c.batch, "windows per step B")
-      ->check(whole_number(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--steps", c.steps, "optimizer steps in all")
-      ->check(whole_number(1, std::int64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--lr", c.lr, "peak learning rate")
-      ->check(real_number(0, 10, true))
-      ->capture_default_str();
-  cmd->add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine")
-      ->check(real_number(0, 10))
-      ->capture_default_str();
-  cmd->add_option("--warmup", c.warmup, "warmup steps (-1: steps / 20)")
-      ->check(whole_number(-1, std::int64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--optimizer", o->optimizer, "adamw or sgd")
-      ->check(one_of({"adamw", "sgd"}))
-      ->capture_default_str();
-  cmd->add_option("--weight-decay", c.weight_decay, "decoupled (adamw) or L2 (sgd)")
-      ->check(real_number(0, 10))
-      ->capture_default_str();
-  cmd->add_option("--momentum", c.momentum, "sgd's momentum")
-      ->check(real_number(0, 0.999))
-      ->capture_default_str();
-  cmd->add_option("--clip", c.clip, "global gradient norm (0: none)")
-      ->check(real_number(0, 1e30))
-      ->capture_default_str();
-  cmd->add_option("--seed", c.seed, "parameters and batch order")
-      ->check(whole_number_u64())
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "CPU threads (0: OMP_NUM_THREADS, else every core)")
-      ->check(whole_number(0, 256))
-      ->capture_default_str();
-  cmd->add_option("--positions", o->positions, "learned or sinusoidal")
-      ->check(one_of({"learned", "sinusoidal"}))
-      ->capture_default_str();
-  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--eval-every", c.eval_every, "validation loss every N steps (0: never)")
-      ->check(whole_number(0, std::int64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--eval-batches", c.eval_batches, "validation batches of B windows")
-      ->check(whole_number(1, 1 << 20))
-      ->capture_default_str();
-  cmd->add_option("--chunk-mib", o->chunk_mib, "the fused head's memory budget per chunk")
-      ->check(whole_number(1, 1 << 20))
-      ->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer,
-                  "a SentencePiece .model file to use instead of training one (its size is V)")
-      ->check(a_path());
-  cmd->add_option("--checkpoint", o->checkpoint, "directory written at the end")->check(a_path());
-  cmd->add_option("--save-every", o->save_every, "also write --checkpoint every N steps")
-      ->check(whole_number(1, std::int64_t{1} << 40));
-  cmd->add_flag("--resume", o->resume, "continue the run saved in --checkpoint");
-  cmd->add_option("--log-every", o->log_every, "log line every N steps in a pipe (0: 20 lines)")
-      ->check(whole_number(0, std::int64_t{1} << 40));
-  cmd->add_flag("--json", o->json, "one JSON object per step on stdout, nothing else");
-  cmd->add_option("--dist", o->dist,
-                  "data parallel: auto (MPI when started by mpirun), mpi, or none")
-      ->check(one_of({"auto", "mpi", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--dist-timeout", o->dist_timeout,
-                  "seconds a rank waits for the others before the job ends with an error")
-      ->check(real_number(0, 1e6, true))
-      ->capture_default_str();
-  cmd->add_option("--bucket-mib", o->bucket_mib, "gradients all-reduced in buckets of N MiB")
-      ->check(whole_number(1, 1 << 16))
-      ->capture_default_str();
+  // In this order in --help.
+  add_data_options(*cmd, o->config);
+  add_optimizer_options(*cmd, *o);
+  add_run_options(*cmd, *o);
+  add_files_and_output_options(*cmd, *o);
+  add_distributed_options(*cmd, *o);
   cmd->callback([cmd, o, &exit_code] {
     refuse_contradictions(*cmd, *o);
     o->vocab_size_given = cmd->count("--vocab-size") > 0;
