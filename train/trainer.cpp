@@ -52,6 +52,8 @@ void TrainConfig::validate() const {
   positive(bucket_bytes, "bucket_bytes");
 }
 
+std::int64_t TrainConfig::warmup_steps() const { return warmup >= 0 ? warmup : steps / 20; }
+
 andrea::AndreaConfig TrainConfig::model_config(std::int64_t vocab) const {
   andrea::AndreaConfig c;
   c.vocab_size = vocab;
@@ -128,7 +130,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<Tokenizer> tokenizer
   model_->to(config_.device);
   p_->optimizer = make_optimizer(config_, *model_);
   p_->schedule =
-      optim::WarmupCosine(config_.lr, config_.min_lr, warmup_steps(config_), config_.steps);
+      optim::WarmupCosine(config_.lr, config_.min_lr, config_.warmup_steps(), config_.steps);
   if (p_->comm != nullptr) {
     distributed::check_same_on_every_rank(*p_->comm, "train", run_description());
     NoGradGuard no_grad;

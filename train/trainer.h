@@ -57,6 +57,7 @@ struct TrainConfig {
 
   void validate() const;  // throws mg::Error naming the field
   andrea::AndreaConfig model_config(std::int64_t vocab) const;
+  std::int64_t warmup_steps() const;  // warmup, or steps / 20 when left at -1
 };
 
 // The tokenizer a run trains on config.corpus, of config.vocab_size pieces.

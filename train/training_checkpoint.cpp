@@ -32,8 +32,6 @@ std::int64_t metadata_count(const std::map<std::string, std::string>& metadata,
 
 }  // namespace
 
-std::int64_t warmup_steps(const TrainConfig& c) { return c.warmup >= 0 ? c.warmup : c.steps / 20; }
-
 std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64_t corpus_tokens) {
   return {{"train.d_model", std::to_string(c.d_model)},
           {"train.context", std::to_string(c.context)},
@@ -44,7 +42,7 @@ std::map<std::string, std::string> run_identity(const TrainConfig& c, std::int64
           {"train.seed", std::to_string(c.seed)},
           {"train.lr", fmt::format("{}", c.lr)},
           {"train.min_lr", fmt::format("{}", c.min_lr)},
-          {"train.warmup", std::to_string(warmup_steps(c))},
+          {"train.warmup", std::to_string(c.warmup_steps())},
           {"train.weight_decay", fmt::format("{}", c.weight_decay)},
           {"train.momentum", fmt::format("{}", c.momentum)},
           {"train.clip", fmt::format("{}", c.clip)},

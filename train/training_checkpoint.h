@@ -18,9 +18,6 @@
 
 namespace mg::train {
 
-// The warmup a run uses: config.warmup, or steps / 20 when it is left to the default (-1).
-std::int64_t warmup_steps(const TrainConfig& config);
-
 // What a checkpoint must agree on with the configuration that resumes it; `corpus_tokens` is the
 // tokenized corpus's length.
 std::map<std::string, std::string> run_identity(const TrainConfig& config,
