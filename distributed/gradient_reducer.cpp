@@ -66,7 +66,7 @@ namespace {
 
 // The elements [offset, offset + numel) of a flat bucket, in `shape`.
 Tensor slice(const Tensor& flat, std::int64_t offset, const Tensor& like) {
-  return flat.narrow(offset, like.numel()).view(like.shape());
+  return flat.narrow(0, offset, like.numel()).view(like.shape());
 }
 
 }  // namespace

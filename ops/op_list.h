@@ -1,5 +1,7 @@
 // The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
-// here; ops/CMakeLists.txt reads this list for the sources and the umbrella header.
+// here; ops/CMakeLists.txt reads this list for the sources and the umbrella header. MG_VIEW:
+// a view whose backward needs an op (expand sums), defined here rather than in the core; its
+// folder joins like an op's, and nothing is registered (views are not in the registry).
 MG_OP(add)
 MG_OP(sub)
 MG_OP(mul)
@@ -12,6 +14,7 @@ MG_OP(sum)
 MG_OP(mean)
 MG_OP(sum_to)
 MG_OP(broadcast_to)
+MG_VIEW(expand)
 MG_OP(matmul)
 MG_OP(embedding)
 MG_OP(embedding_backward)

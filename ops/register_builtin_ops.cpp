@@ -10,6 +10,7 @@
 
 namespace mg {
 
+#define MG_VIEW(name)
 #define MG_OP(name) void register_##name(OpRegistry& registry);
 #include "op_list.h"
 #undef MG_OP
@@ -23,6 +24,7 @@ void register_builtin_ops() {
 #define MG_OP(name) register_##name(registry);
 #include "op_list.h"
 #undef MG_OP
+#undef MG_VIEW
     } catch (...) {
       registry.exchange_origin(std::move(previous));
       throw;

@@ -6,6 +6,7 @@
 #include "common/define_op.h"
 #include "div/div.h"
 #include "exp/exp.h"
+#include "expand/expand.h"
 #include "log/log.h"
 #include "matmul/matmul.h"
 #include "mean/mean.h"
@@ -42,6 +43,7 @@ Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
   return mg::mean(*this, dims, keepdim);
 }
 Tensor Tensor::exp() const { return mg::exp(*this); }
+Tensor Tensor::expand(const Shape& shape) const { return mg::expand(*this, shape); }
 Tensor Tensor::log() const { return mg::log(*this); }
 
 Tensor& Tensor::add_(const Tensor& x, double alpha) {

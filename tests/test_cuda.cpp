@@ -205,7 +205,7 @@ TEST_F(Cuda, ModuleToMovesParametersInPlaceAndCopyCrossesDevices) {
   EXPECT_EQ(host.to_vector<double>(), values);
   {
     NoGradGuard no_grad;
-    handle.narrow(1, 2).fill_(0.5);  // a view on the GPU, written in place
+    handle.narrow(0, 1, 2).fill_(0.5);  // a view on the GPU, written in place
   }
   EXPECT_EQ(handle.to(Device::cpu()).at({2, 3}), 0.5);
   table.to(Device::cpu());

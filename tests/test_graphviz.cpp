@@ -152,9 +152,9 @@ TEST(Graphviz, BackwardRulesAndGradientEdgesIntoParameters) {
   EXPECT_NE(text.find("subgraph cluster_backward"), std::string::npos);
   EXPECT_NE(text.find("label=\"backward of matmul\""), std::string::npos);
   EXPECT_EQ(dot.nodes("upstream gradient")[0], "upstream gradient\\n[] f32");
-  // sum's rule: the upstream broadcast back; matmul's: two matmuls; each embedding: its
-  // scatter.
-  EXPECT_EQ(dot.count_edges("upstream gradient", "broadcast_to", "x"), 1);
+  // sum's rule: the upstream expanded back (a view, drawn as the seed); matmul's: two matmuls; each
+  // embedding: its scatter.
+  EXPECT_EQ(dot.count_edges("upstream gradient", "matmul", "a"), 1);  // expanded: no copy
   EXPECT_EQ(dot.nodes("matmul").size(), 3u);  // the forward one and two in its backward
   EXPECT_EQ(dot.nodes("embedding_backward").size(), 1u);
   EXPECT_EQ(dot.nodes("position_embedding_backward").size(), 1u);

@@ -55,7 +55,6 @@ bool same_bits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw_data(), b.raw_data(), static_cast<std::size_t>(a.nbytes())) == 0;
 }
 
-
 TEST(Train, SameSeedGivesTheSameLossesBitForBitAndTheLossFalls) {
   Trainer a(small(30), tokenizer_copy()), b(small(30), tokenizer_copy());
   const auto la = run_losses(a), lb = run_losses(b);
@@ -166,7 +165,7 @@ TEST(Train, ANonFiniteGradientStopsTheStepBeforeTheUpdate) {
   Tensor head = t.model().head.weight();
   {
     NoGradGuard no_grad;
-    head.narrow(0, 1).fill_(std::numeric_limits<double>::infinity());
+    head.narrow(0, 0, 1).fill_(std::numeric_limits<double>::infinity());
   }
   const Tensor before = head.clone();
   const Tensor table = t.model().input.tok_emb().weight().clone();

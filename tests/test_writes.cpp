@@ -23,16 +23,16 @@ Tensor param(std::vector<double> values, Shape shape) {
 
 TEST(Views, NarrowSharesRowsFromAnOffset) {
   Tensor t = Tensor::from_vector<double>({0, 1, 2, 3, 4, 5, 6, 7}, {4, 2});
-  Tensor rows = t.narrow(1, 2);
+  Tensor rows = t.narrow(0, 1, 2);
   EXPECT_EQ(rows.shape(), (Shape{2, 2}));
   EXPECT_EQ(rows.storage_offset(), 2);
   EXPECT_EQ(rows.to_vector<double>(), (std::vector<double>{2, 3, 4, 5}));
-  Tensor inner = rows.narrow(1, 1);  // offsets add up
+  Tensor inner = rows.narrow(0, 1, 1);  // offsets add up
   EXPECT_EQ(inner.storage_offset(), 4);
   EXPECT_EQ(inner.to_vector<double>(), (std::vector<double>{4, 5}));
   inner.fill_(9);
   EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{0, 1, 2, 3, 9, 9, 6, 7}));
-  EXPECT_EQ(t.narrow(4, 0).numel(), 0);  // an empty block at the end is fine
+  EXPECT_EQ(t.narrow(0, 4, 0).numel(), 0);  // an empty block at the end is fine
   // Clones and detached views keep the offset's meaning.
   EXPECT_EQ(rows.clone().to_vector<double>(), (std::vector<double>{2, 3, 9, 9}));
   EXPECT_EQ(rows.detach().storage_offset(), 2);
@@ -41,14 +41,15 @@ TEST(Views, NarrowSharesRowsFromAnOffset) {
 TEST(Views, NarrowRefusesRowsOutsideTheTensorEvenNearInt64Max) {
   Tensor t = Tensor::zeros({4, 2});
   constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
-  expect_error_containing([&] { t.narrow(-1, 1); }, "start");
-  expect_error_containing([&] { t.narrow(5, 0); }, "start");
-  expect_error_containing([&] { t.narrow(3, 2); }, "length");
-  expect_error_containing([&] { t.narrow(1, kMax); }, "length");  // 1 + INT64_MAX wraps
-  expect_error_containing([&] { t.narrow(kMax, 1); }, "start");
-  expect_error_containing([&] { t.narrow(0, -1); }, "length");
-  expect_error_containing([&] { Tensor::zeros({}).narrow(0, 0); }, "rank");
-  const Error e = expect_error([&] { t.narrow(3, 2); });
+  expect_error_containing([&] { t.narrow(0, -5, 1); }, "start");
+  EXPECT_EQ(t.narrow(0, -1, 1).storage_offset(), 6);  // from the end, as libtorch
+  expect_error_containing([&] { t.narrow(0, 5, 0); }, "start");
+  expect_error_containing([&] { t.narrow(0, 3, 2); }, "length");
+  expect_error_containing([&] { t.narrow(0, 1, kMax); }, "length");  // 1 + INT64_MAX wraps
+  expect_error_containing([&] { t.narrow(0, kMax, 1); }, "start");
+  expect_error_containing([&] { t.narrow(0, 0, -1); }, "length");
+  expect_error_containing([&] { Tensor::zeros({}).narrow(0, 0, 0); }, "rank");
+  const Error e = expect_error([&] { t.narrow(0, 3, 2); });
   EXPECT_EQ(e.op(), "narrow");
 }
 
@@ -81,11 +82,11 @@ TEST(Views, ViewAndNarrowAreRecordedAndPassGradcheck) {
   Tensor w = Tensor::normal({6, 2}, 0, 1, 6, DType::f64).set_requires_grad(true);
   auto fn = [](const std::vector<Tensor>& in) {
     // rows 1..2 of x as [6], then [1, 6] x [6, 2]
-    return matmul(in[0].narrow(1, 2).view({1, -1}), in[1]);
+    return matmul(in[0].narrow(0, 1, 2).view({1, -1}), in[1]);
   };
   auto report = gradcheck(fn, {x, w}, {"x", "w"});
   EXPECT_TRUE(report.passed()) << report.str();
-  Tensor y = x.narrow(1, 2);
+  Tensor y = x.narrow(0, 1, 2);
   ASSERT_NE(y.grad_fn(), nullptr);
   EXPECT_EQ(y.grad_fn()->op->name, "narrow");
   y.view({-1}).backward(Tensor::ones({6}, DType::f64));
@@ -110,23 +111,25 @@ TEST(Writes, CopyFillZeroWriteValuesAndBumpTheVersion) {
   i.fill_(7);
   EXPECT_EQ(i.to_vector<std::int64_t>(), (std::vector<std::int64_t>{7, 7, 7}));
   // A view shares the storage and so the version.
-  Tensor row = t.narrow(1, 1);
+  Tensor row = t.narrow(0, 1, 1);
   row.fill_(3);
   EXPECT_EQ(t.version(), row.version());
   EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{0, 0, 3, 3}));
 }
 
-TEST(Writes, CopyRefusesOtherShapesDtypesAndOverlapsAndLeavesSelfAlone) {
+TEST(Writes, CopyRefusesOtherShapesAndDtypesAndReadsItsOwnMemoryFirst) {
   Tensor t = Tensor::from_vector<double>({1, 2, 3, 4}, {4});
   const auto version = t.version();
   expect_error_containing([&] { t.copy_(Tensor::zeros({3}, DType::f64)); }, "shape [4]");
   expect_error_containing([&] { t.copy_(Tensor::zeros({4}, DType::f32)); }, "dtype f64");
   expect_error_containing([&] { t.copy_(Tensor()); }, "defined");
-  expect_error_containing([&] { t.narrow(0, 3).copy_(t.narrow(1, 3)); }, "own memory");
   EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{1, 2, 3, 4}));
   EXPECT_EQ(t.version(), version);
-  t.narrow(0, 2).copy_(t.narrow(2, 2));  // apart: fine
+  t.narrow(0, 0, 2).copy_(t.narrow(0, 2, 2));  // apart: fine
   EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{3, 4, 3, 4}));
+  // A part of its own memory: src is read whole first, as if it were a copy.
+  t.narrow(0, 1, 3).copy_(t.narrow(0, 0, 3));
+  EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{3, 3, 4, 3}));
 }
 
 // Writes are not recorded, so with grad mode on they refuse what a recording would need; under
@@ -176,8 +179,8 @@ TEST(Versions, BackwardRefusesAGraphWhoseSavedTensorWasOverwritten) {
 TEST(Versions, AWriteThroughAViewCountsForTheWholeStorage) {
   Tensor x = param({1, 2, 3, 4}, {2, 2});
   Tensor w = Tensor::from_vector<double>({1, 0, 0, 1}, {2, 2});
-  Tensor out = matmul(x, w);  // saves w
-  w.narrow(1, 1).fill_(2);    // w needs no grad: the write is allowed, the graph is stale
+  Tensor out = matmul(x, w);   // saves w
+  w.narrow(0, 1, 1).fill_(2);  // w needs no grad: the write is allowed, the graph is stale
   expect_error_containing([&] { out.backward(Tensor::ones({2, 2}, DType::f64)); }, "version");
 }
 
@@ -207,7 +210,7 @@ TEST(ApplyOpInto, WritesAGivenTensorWithoutRecording) {
   EXPECT_EQ(alias.op(), "matmul");
   EXPECT_EQ(alias.argument(), "out");
   expect_error_containing([&] { apply_op_into(add_op, {a, b}, b); }, "shape [2, 2]");
-  Tensor first_row = a.narrow(0, 1);
+  Tensor first_row = a.narrow(0, 0, 1);
   apply_op_into(add_op, {first_row, b}, first_row);  // exactly one of the inputs: allowed
   expect_error_containing(
       [&] {
@@ -229,7 +232,7 @@ TEST(ApplyOpInto, RefusesAPartialOverlapWithAnInput) {
   Tensor one = Tensor::ones({2}, DType::f64);
   expect_error_containing(
       [&] {
-        apply_op_into(add_op, {t.narrow(0, 2), one}, t.narrow(1, 2));
+        apply_op_into(add_op, {t.narrow(0, 0, 2), one}, t.narrow(0, 1, 2));
       },
       "partly overlapping");
   EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
@@ -322,7 +325,7 @@ TEST(ModuleTo, RefusesParametersSharedWithViewsBeforeMovingAny) {
   Tensor handle = table.weight();
   table.to(Device::cpu());  // already there: nothing to do
   EXPECT_TRUE(handle.is_same(table.weight()));
-  Tensor view = table.weight().detach().narrow(0, 2);
+  Tensor view = table.weight().detach().narrow(0, 0, 2);
   const Error e = expect_error([&] { table.to(Device::cuda(0)); });
   EXPECT_EQ(e.op(), "Module::to");
   EXPECT_EQ(e.argument(), "weight");
@@ -330,7 +333,7 @@ TEST(ModuleTo, RefusesParametersSharedWithViewsBeforeMovingAny) {
   // A recorded output cannot be moved in place, nor a tensor another one views.
   expect_error_containing([&] { add(handle, handle).to_(Device::cuda(0)); }, "leaf");
   Tensor base = Tensor::zeros({4, 2});
-  Tensor rows = base.narrow(1, 2);
+  Tensor rows = base.narrow(0, 1, 2);
   const Error shared = expect_error([&] { base.to_(Device::cuda(0)); });
   EXPECT_EQ(shared.op(), "to_");
   EXPECT_NE(std::string(shared.what()).find("sharing it with 1 other"), std::string::npos)

@@ -118,7 +118,9 @@ struct BackwardPass {
     } else if (target.requires_grad()) {
       auto [it, inserted] = leaf_grads.try_emplace(target.impl());
       if (inserted) leaves.push_back(target.impl_ptr());
-      it->second = accumulate(it->second, contribution);
+      // Contiguous, as the parameter it lands beside: an expanded or transposed gradient
+      // would otherwise reach the hook and every optimizer step as a view.
+      it->second = accumulate(it->second, contribution).contiguous();
     }
   }
 

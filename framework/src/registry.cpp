@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "minigraph/backend.h"
+#include "minigraph/layout.h"
 #include "minigraph/op.h"
+#include "strided_copy.h"
 
 namespace mg {
 
@@ -116,6 +118,12 @@ OpObserverScope::OpObserverScope(OpObserver observer)
 }
 OpObserverScope::~OpObserverScope() { g_op_observer = previous_; }
 
+void notify_op_observer(const OpDef& op, std::span<const Tensor> inputs, const std::any& attrs,
+                        const Tensor& out) {
+  if (g_op_observer != nullptr) [[unlikely]]
+    (*g_op_observer)(op, inputs, attrs, out);
+}
+
 namespace {
 
 std::string dtype_list(const std::vector<DType>& dtypes) {
@@ -176,18 +184,35 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
   return {kernel, device, std::move(spec)};
 }
 
-// Whether two tensors' elements share any byte of memory.
+// Whether the memory spans of two tensors (first to last element reached) meet: for a
+// contiguous out, whether an input reads memory that the kernel writes.
 bool overlaps(const Tensor& a, const Tensor& b) {
-  if (a.impl()->storage != b.impl()->storage || a.nbytes() == 0 || b.nbytes() == 0) return false;
-  const auto* pa = static_cast<const unsigned char*>(a.raw_data());
-  const auto* pb = static_cast<const unsigned char*>(b.raw_data());
-  return pa < pb + b.nbytes() && pb < pa + a.nbytes();
+  if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
+  const std::int64_t a_end = a.storage_offset() + layout_extent(a.shape(), a.strides());
+  const std::int64_t b_end = b.storage_offset() + layout_extent(b.shape(), b.strides());
+  return a.storage_offset() < b_end && b.storage_offset() < a_end;
+}
+
+bool same_layout(const Tensor& a, const Tensor& b) {
+  return a.storage_offset() == b.storage_offset() && a.shape() == b.shape() &&
+         a.strides() == b.strides();
+}
+
+// Inputs in a layout the op's kernels do not read become contiguous copies (recorded, so the
+// gradient flows back through the copy to the view).
+void make_layouts_readable(const OpDef& op, std::vector<Tensor>& inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (t.is_contiguous() || (op.takes_layout != nullptr && op.takes_layout(i, t))) continue;
+    inputs[i] = t.contiguous();
+  }
 }
 
 }  // namespace
 
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   Prepared p = prepare(op, inputs, attrs);
+  make_layouts_readable(op, inputs);
   Tensor out = Tensor::empty(p.spec.shape, p.spec.dtype, p.device);
   if (PoisonOutputsScope::active()) [[unlikely]]
     fill_with_poison(out);  // the op harness: an element the kernel skips stays NaN
@@ -213,9 +238,20 @@ void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& ta
   MG_CHECK(out.device() == p.device, op.name, "out",
            fmt::format("a tensor on {} (as the inputs)", p.device.str()), "{}", out.device().str());
   out.check_writable(op.name);
+  out.check_no_overlap(op.name);
+  make_layouts_readable(op, inputs);
+  if (!out.is_contiguous()) {  // kernels write contiguous outputs: one, then copied into the view
+    Tensor dense = Tensor::empty(out.shape(), out.dtype(), out.device());
+    p.kernel(KernelContext{op, inputs, attrs, dense});
+    out.impl()->storage->bump_version();
+    copy_elements(out, dense);
+    if (g_op_observer != nullptr) [[unlikely]]
+      (*g_op_observer)(op, inputs, attrs, out);
+    return;
+  }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!overlaps(out, inputs[i])) continue;
-    const bool same = out.raw_data() == inputs[i].raw_data() && out.nbytes() == inputs[i].nbytes();
+    const bool same = same_layout(out, inputs[i]);
     MG_CHECK(same && op.out_may_alias_input, op.name, "out",
              same ? "a tensor apart from the inputs (this op's kernel reads them while it writes)"
                   : "a tensor apart from the inputs, or one of them exactly",

@@ -1,6 +1,7 @@
 // Tensor handles, storage, construction and host access.
 #include "minigraph/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -9,6 +10,8 @@
 #include "minigraph/autograd.h"
 #include "minigraph/backend.h"
 #include "minigraph/error.h"
+#include "minigraph/layout.h"
+#include "strided_copy.h"
 
 namespace mg {
 
@@ -74,10 +77,11 @@ std::int64_t load_integer(const void* base, DType dtype, std::int64_t i) {
                              : static_cast<const std::int64_t*>(base)[i];
 }
 
-// Host bytes of a tensor: the storage itself on the CPU, a copy elsewhere.
+// Host bytes of a tensor's elements in row-major order.
 std::vector<unsigned char> host_bytes(const Tensor& t) {
-  std::vector<unsigned char> bytes(t.nbytes());
-  backend_for(t.device()).copy_to_host(bytes.data(), t.raw_data(), bytes.size());
+  const Tensor dense = t.is_contiguous() ? t : t.clone();
+  std::vector<unsigned char> bytes(dense.nbytes());
+  backend_for(dense.device()).copy_to_host(bytes.data(), dense.raw_data(), bytes.size());
   return bytes;
 }
 
@@ -97,20 +101,33 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
                             std::int64_t offset) {
+  shape_numel(shape);  // a negative or overflowing size is an error before any stride is made
+  return from_storage(std::move(storage), shape, contiguous_strides(shape), dtype, offset);
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
+                            const Shape& strides, DType dtype, std::int64_t offset) {
   MG_CHECK(storage != nullptr, "tensor", "storage", "a storage to view", "a null pointer");
-  auto impl = std::make_shared<TensorImpl>();
   MG_CHECK(offset >= 0, "tensor", "offset", "a non-negative element offset", "{}", offset);
-  const std::int64_t end = checked_add(shape_numel(shape), offset, "tensor", "offset + elements");
+  MG_CHECK(strides.size() == shape.size() &&
+               std::all_of(strides.begin(), strides.end(), [](auto s) { return s >= 0; }),
+           "tensor", "strides", fmt::format("{} non-negative strides", shape.size()), "{}",
+           shape_str(strides));
+  const std::int64_t numel = shape_numel(shape);
+  const std::int64_t end =
+      checked_add(layout_extent(shape, strides), offset, "tensor", "offset + elements");
   const std::int64_t bytes = checked_mul(end, static_cast<std::int64_t>(dtype_size(dtype)),
                                          "tensor", "bytes up to the last element");
-  MG_CHECK(
-      static_cast<std::uint64_t>(bytes) <= storage->bytes(), "tensor", "storage",
-      fmt::format("at least {} bytes (offset {} + {} elements)", bytes, offset, shape_numel(shape)),
-      "{} bytes", storage->bytes());
-  impl->numel = shape_numel(shape);
+  MG_CHECK(static_cast<std::uint64_t>(bytes) <= storage->bytes(), "tensor", "storage",
+           fmt::format("at least {} bytes (offset {} + {} elements)", bytes, offset, end - offset),
+           "{} bytes", storage->bytes());
+  auto impl = std::make_shared<TensorImpl>();
+  impl->numel = numel;
   impl->offset = offset;
   impl->storage = std::move(storage);
   impl->shape = shape;
+  impl->strides = strides;
+  impl->contiguous = is_contiguous_layout(shape, strides);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
@@ -170,19 +187,32 @@ std::int64_t Tensor::size(std::int64_t axis) const {
   return shape()[axis < 0 ? axis + rank : axis];
 }
 
+std::int64_t Tensor::stride(std::int64_t axis) const {
+  return strides()[wrap_dim(axis, dim(), "stride", "axis")];
+}
+
 template <typename T>
-T* Tensor::data() const {
+T* Tensor::data_ptr() const {
   MG_CHECK(dtype() == dtype_of<T>(), "data", "T", std::string(dtype_name(dtype())), "{}",
            dtype_name(dtype_of<T>()));
   return static_cast<T*>(raw_data());
 }
 
 template <typename T>
+T* Tensor::data() const {
+  MG_CHECK(is_contiguous(), "data", "self",
+           "a contiguous tensor (call contiguous() first, or read its strides with data_ptr)",
+           "a view of shape {} with strides {}", shape_str(shape()), shape_str(strides()));
+  return data_ptr<T>();
+}
+
+template <typename T>
 std::vector<T> Tensor::to_vector() const {
   MG_CHECK(dtype() == dtype_of<T>(), "to_vector", "T", std::string(dtype_name(dtype())), "{}",
            dtype_name(dtype_of<T>()));
+  const Tensor dense = is_contiguous() ? *this : clone();
   std::vector<T> out(static_cast<std::size_t>(numel()));
-  backend_for(device()).copy_to_host(out.data(), raw_data(), nbytes());
+  backend_for(device()).copy_to_host(out.data(), dense.raw_data(), nbytes());
   return out;
 }
 
@@ -219,7 +249,8 @@ double Tensor::at_flat(std::int64_t flat_index) const {
   auto size = dtype_size(dtype());
   alignas(8) unsigned char element[8];
   backend_for(device()).copy_to_host(
-      element, static_cast<const unsigned char*>(raw_data()) + flat_index * size, size);
+      element, static_cast<const unsigned char*>(raw_data()) + element_offset(flat_index) * size,
+      size);
   return load(element, dtype(), 0);
 }
 
@@ -227,17 +258,19 @@ void Tensor::set_flat(std::int64_t flat_index, double value) {
   MG_CHECK(flat_index >= 0 && flat_index < numel(), "set_flat", "index",
            fmt::format("in [0, {})", numel()), "{}", flat_index);
   check_writable("set_flat");
+  check_no_overlap("set_flat");
   auto size = dtype_size(dtype());
   alignas(8) unsigned char element[8];
   store(element, dtype(), 0, value, "set_flat");  // may throw: before anything changes
   checked_impl().storage->bump_version();
-  backend_for(device()).copy_from_host(static_cast<unsigned char*>(raw_data()) + flat_index * size,
-                                       element, size);
+  backend_for(device()).copy_from_host(
+      static_cast<unsigned char*>(raw_data()) + element_offset(flat_index) * size, element, size);
 }
 
 Tensor Tensor::to(Device target) const {
   if (device() == target) return *this;
-  if (device().is_cpu()) return from_host_bytes(raw_data(), shape(), dtype(), target);
+  if (device().is_cpu() && is_contiguous())
+    return from_host_bytes(raw_data(), shape(), dtype(), target);
   auto bytes = host_bytes(*this);
   return from_host_bytes(bytes.data(), shape(), dtype(), target);
 }
@@ -262,12 +295,26 @@ Tensor Tensor::to(DType target) const {
 
 Tensor Tensor::clone() const {
   Tensor copy = empty(shape(), dtype(), device());
-  backend_for(device()).copy(copy.raw_data(), raw_data(), nbytes());
+  if (is_contiguous()) {
+    backend_for(device()).copy(copy.raw_data(), raw_data(), nbytes());
+  } else {
+    copy_elements(copy, *this);
+  }
   return copy;
 }
 
 Tensor Tensor::detach() const {
-  return from_storage(checked_impl().storage, shape(), dtype(), storage_offset());
+  return from_storage(checked_impl().storage, shape(), strides(), dtype(), storage_offset());
+}
+
+std::int64_t Tensor::element_offset(std::int64_t flat_index) const {
+  if (is_contiguous()) return flat_index;
+  std::int64_t offset = 0;
+  for (std::int64_t axis = dim() - 1; axis >= 0; --axis) {
+    offset += flat_index % shape()[axis] * strides()[axis];
+    flat_index /= shape()[axis];
+  }
+  return offset;
 }
 
 bool Tensor::requires_grad() const { return checked_impl().requires_grad; }
@@ -313,6 +360,7 @@ std::string Tensor::str() const {
 #define MG_INSTANTIATE(T)                                                              \
   template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&, Device); \
   template T* Tensor::data<T>() const;                                                 \
+  template T* Tensor::data_ptr<T>() const;                                             \
   template std::vector<T> Tensor::to_vector<T>() const;
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)

@@ -17,6 +17,7 @@
 #include "minigraph/format.h"
 #include "minigraph/gradcheck.h"
 #include "minigraph/graphviz.h"
+#include "minigraph/layout.h"
 #include "minigraph/models/andrea/model.h"
 #include "minigraph/models/layers/init.h"
 #include "minigraph/module.h"

@@ -58,7 +58,9 @@ std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
   const auto& o = ctx.attrs_as<MatmulOptions>();
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
-  const Tensor& g = ctx.grad_out;
+  // An expanded upstream (sum's gradient) is made contiguous once here, not once per GEMM.
+  const bool both = ctx.needs_grad(0) && ctx.needs_grad(1);
+  const Tensor g = both ? ctx.grad_out.contiguous() : ctx.grad_out;
   std::vector<Tensor> grads(2);
   if (ctx.needs_grad(0)) {
     // A = dC Bᵀ; with flags: ta ? op(B) dCᵀ : dC op(B)ᵀ.

@@ -3,13 +3,13 @@
 //   with keepdim; [] for every axis without keepdim
 //   n = the product of X's sizes over D: out = sum(x, D) / n; n = 0 gives NaN (0 / 0), as PyTorch
 // Backward: the upstream gradient times 1/n (scale), viewed in the keep shape and broadcast back
-// to x (broadcast_to).
+// to x without a copy (expand).
 #include "mean/mean.h"
 
 #include <limits>
 
-#include "broadcast_to/broadcast_to.h"
 #include "common/define_op.h"
+#include "expand/expand.h"
 #include "mean/mean_kernel.h"
 #include "scale/scale.h"
 #include "sum/reduce_dims.h"
@@ -104,7 +104,7 @@ void register_mean(OpRegistry& registry) {
     const Tensor g = shapes.count == 0
                          ? ctx.grad_out
                          : scale(ctx.grad_out, 1.0 / static_cast<double>(shapes.count));
-    return std::vector<Tensor>{broadcast_to(g.view(shapes.keep), x)};
+    return std::vector<Tensor>{expand(g.view(shapes.keep), x)};
   };
   op.kernels = MG_KERNELS(mean);
   op.reference = mean_reference;

@@ -3,11 +3,12 @@
 //   with keepdim; [] for every axis without keepdim (a scalar loss)
 // out with or without keepdim has the same layout as sum_to(x, keep shape), so the kernels are
 // sum_to's, run into a view of out. An axis of size 0 sums to 0.
-// Backward: the upstream gradient viewed in the keep shape, broadcast back to x (broadcast_to).
+// Backward: the upstream gradient viewed in the keep shape, expanded back to x without a copy
+// (expand).
 #include "sum/sum.h"
 
-#include "broadcast_to/broadcast_to.h"
 #include "common/define_op.h"
+#include "expand/expand.h"
 #include "sum/reduce_dims.h"
 
 namespace mg {
@@ -78,7 +79,7 @@ void register_sum(OpRegistry& registry) {
     const auto& a = ctx.attrs_as<SumAttrs>();
     const Shape& x = ctx.inputs[0].shape();
     const Shape keep = reduce_shapes("sum", x, a.dims, a.keepdim).keep;
-    return std::vector<Tensor>{broadcast_to(ctx.grad_out.view(keep), x)};
+    return std::vector<Tensor>{expand(ctx.grad_out.view(keep), x)};
   };
   op.kernels = MG_KERNELS(sum);
   op.reference = sum_reference;

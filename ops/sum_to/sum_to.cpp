@@ -1,11 +1,11 @@
 // sum_to: out = x summed over the axes on which `shape` was broadcast to x's shape.
 //   x [..X], shape S (broadcastable to X) -> out [S]
-// Backward: the upstream gradient broadcast back to x's shape (broadcast_to).
+// Backward: the upstream gradient expanded back to x's shape without a copy (expand).
 #include "sum_to/sum_to.h"
 
-#include "broadcast_to/broadcast_to.h"
 #include "common/broadcast.h"
 #include "common/define_op.h"
+#include "expand/expand.h"
 
 namespace mg {
 
@@ -60,7 +60,7 @@ void register_sum_to(OpRegistry& registry) {
     return OutputSpec{target, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    return std::vector<Tensor>{broadcast_to(ctx.grad_out, ctx.inputs[0].shape())};
+    return std::vector<Tensor>{expand(ctx.grad_out, ctx.inputs[0].shape())};
   };
   op.kernels = MG_KERNELS(sum_to);
   op.reference = sum_to_reference;

@@ -17,7 +17,7 @@ int main() {
     }
   };
   mg::Tensor t = mg::Tensor::zeros({3, 2}, mg::DType::f64);
-  t.narrow(1, 1).fill_(2.5);
+  t.narrow(0, 1, 1).fill_(2.5);
   check(t.at({1, 1}) == 2.5 && t.at({0, 0}) == 0 && t.at({2, 1}) == 0, "narrow + fill_");
   check(t.view({-1}).shape() == mg::Shape{6}, "view");
   check(mg::OpRegistry::instance().all().empty(), "the registry is empty without the ops floor");

@@ -15,6 +15,7 @@ class CpuBackend final : public Backend {
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void fill_zero(void* ptr, std::size_t bytes) override;
+  void copy_strided(const StridedCopy& copy) override;
   void synchronize() override {}
 };
 

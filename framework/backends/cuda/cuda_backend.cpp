@@ -8,6 +8,7 @@
 #include "cuda_check.h"
 #include "minigraph/cuda.h"
 #include "minigraph/error.h"
+#include "strided_copy.cuh"
 
 namespace mg {
 
@@ -97,6 +98,27 @@ void CudaBackend::fill_zero(void* ptr, std::size_t bytes) {
   if (bytes == 0) return;
   MG_CUDA_CHECK(cudaSetDevice(index_));
   MG_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, stream_));
+}
+
+void CudaBackend::copy_strided(const StridedCopy& copy) {
+  const auto rank = static_cast<int>(copy.shape.size());
+  MG_CHECK(rank <= cuda::kMaxCopyAxes, "copy_strided", "layout",
+           fmt::format("at most {} axes after merging (on CUDA)", cuda::kMaxCopyAxes), "{} axes",
+           rank);
+  MG_CHECK(copy.element_size == 1 || copy.element_size == 2 || copy.element_size == 4 ||
+               copy.element_size == 8,
+           "copy_strided", "element_size", "1, 2, 4 or 8 bytes", "{}", copy.element_size);
+  cuda::StridedCopyLayout layout{};
+  layout.rank = rank;
+  layout.count = 1;
+  for (int axis = 0; axis < rank; ++axis) {
+    layout.size[axis] = copy.shape[axis];
+    layout.dst_stride[axis] = copy.dst_strides[axis];
+    layout.src_stride[axis] = copy.src_strides[axis];
+    layout.count *= copy.shape[axis];
+  }
+  MG_CUDA_CHECK(cudaSetDevice(index_));
+  cuda::strided_copy(copy.dst, copy.src, static_cast<int>(copy.element_size), layout, stream_);
 }
 
 void CudaBackend::synchronize() {

@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;  // waits
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void fill_zero(void* ptr, std::size_t bytes) override;
+  void copy_strided(const StridedCopy& copy) override;
   void synchronize() override;
 
   cudaStream_t stream() const { return stream_; }

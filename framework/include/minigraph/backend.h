@@ -12,6 +12,17 @@
 
 namespace mg {
 
+// A copy between two layouts of `shape` on one device: the element at each index moves from
+// src + src_strides·index to dst + dst_strides·index (strides in elements of `element_size`
+// bytes). The core hands a backend merged axes (no size-1 axis, neighbours merged where both
+// layouts allow), so a transpose is two axes however many the tensor has.
+struct StridedCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t element_size = 0;
+  Shape shape, dst_strides, src_strides;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -22,6 +33,7 @@ class Backend {
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;  // same device
   virtual void fill_zero(void* ptr, std::size_t bytes) = 0;
+  virtual void copy_strided(const StridedCopy& copy) = 0;  // same device
   virtual void synchronize() = 0;
 };
 

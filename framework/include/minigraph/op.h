@@ -154,6 +154,12 @@ struct OpDef {
   // read each element before writing it); otherwise an output sharing memory with an input
   // is refused.
   bool out_may_alias_input = false;
+  // Which input layouts the kernels read (layout.h): null, contiguous ones only, and the
+  // dispatcher hands the kernels contiguous copies of the others (counted by
+  // layout_copy_bytes); otherwise a predicate saying which layouts input `i` may come in as,
+  // such as any_layout for kernels that read every input through its strides. Outputs are
+  // always contiguous.
+  bool (*takes_layout)(std::size_t input, const Tensor& t) = nullptr;
   // Whether the kernels save tensors for the backward rule (KernelContext::saved): a fused op
   // whose forward computes the gradients at little extra cost, as linear_cross_entropy does.
   bool saves_for_backward = false;
@@ -207,6 +213,9 @@ class OpRegistry {
   std::string origin_ = "program";
 };
 
+// OpDef::takes_layout for kernels that read every input through its strides.
+inline bool any_layout(std::size_t, const Tensor&) { return true; }
+
 // Runs an op: checks devices, applies the shape rule, checks the dtypes against the device's
 // kernel, allocates the output, runs the kernel, and records a node when autograd needs one.
 Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs = {});
@@ -243,6 +252,10 @@ void fill_with_poison(const Tensor& t);
 // observer, apply_op pays a single branch.
 using OpObserver = std::function<void(const OpDef& op, std::span<const Tensor> inputs,
                                       const std::any& attrs, const Tensor& out)>;
+// Tells this thread's observer, if any, that `op` ran outside apply_op: contiguous() calls it,
+// so that graph pictures show the copy (views share storage, which the pictures see through).
+void notify_op_observer(const OpDef& op, std::span<const Tensor> inputs, const std::any& attrs,
+                        const Tensor& out);
 class OpObserverScope {
  public:
   explicit OpObserverScope(OpObserver observer);  // replaces the current observer until destroyed

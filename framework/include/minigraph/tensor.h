@@ -1,15 +1,20 @@
-// Tensor: a shared handle to row-major contiguous elements of a storage on one device.
+// Tensor: a shared handle to elements of a storage on one device, laid out by a shape, strides
+// and an offset (layout.h).
 //
 // Copying a Tensor shares its storage and its autograd state (like torch.Tensor or
 // std::shared_ptr): `Tensor b = a;` makes b another name for a. `clone()` copies the data.
-// `view()`, `narrow()` and `detach()` share the data under another shape, as a part, or without
-// autograd history; every tensor is contiguous, possibly from an offset into its storage.
+// Views (view, reshape, narrow, select, transpose, permute, t, expand, unsqueeze, squeeze,
+// split, chunk, detach) share the data under another layout without copying; each is recorded
+// by autograd, with a backward rule that only moves gradients. Fresh tensors and every op's
+// output are contiguous; `contiguous()` copies a view that is not.
 //
 // Writing into a tensor: `copy_`, `fill_`, `zero_` here, `add_` and `mul_` (defined by the ops
-// library), and apply_op_into (op.h). None is recorded by autograd, so each refuses a tensor
-// that a recording would need (check_writable), and each bumps the storage's version: a
-// backward through a graph that saved the tensor before the write fails instead of returning
-// a wrong gradient. Setting a parameter's values is `{ NoGradGuard g; p.copy_(values); }`.
+// library), and apply_op_into (op.h), through any view whose elements do not overlap (an
+// expanded one is refused). None is recorded by autograd, so each refuses a tensor that a
+// recording would need (check_writable), and each bumps the version of the storage that all
+// views of it share: a backward through a graph that saved the tensor (or another view of it)
+// before the write fails instead of returning a wrong gradient. Setting a parameter's values is `{
+// NoGradGuard g; p.copy_(values); }`.
 #pragma once
 
 #include <atomic>
@@ -62,7 +67,9 @@ struct TensorImpl {
   std::shared_ptr<Storage> storage;
   std::int64_t offset = 0;  // in elements, from the start of the storage
   Shape shape;
+  Shape strides;  // in elements, one per axis (layout.h)
   std::int64_t numel = 0;
+  bool contiguous = true;  // is_contiguous_layout(shape, strides), kept with the layout
   DType dtype = DType::f32;
   bool requires_grad = false;
   std::shared_ptr<TensorImpl> grad;  // accumulated gradient of a leaf
@@ -80,6 +87,10 @@ class Tensor {
   // guard bytes after it).
   static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
                              std::int64_t offset = 0);
+  // The same with explicit strides (in elements, none negative): what views are made of. Not
+  // recorded; an mg::Error when the layout reaches past the storage.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
+                             const Shape& strides, DType dtype, std::int64_t offset);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
   // Every element `value`; for i32/i64 a value they cannot hold (NaN, an infinity, out of
   // range) is an mg::Error (a fraction is truncated toward zero).
@@ -107,14 +118,21 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
 
   std::int64_t storage_offset() const { return checked_impl().offset; }  // in elements
+  const Shape& strides() const { return checked_impl().strides; }        // in elements
+  std::int64_t stride(std::int64_t axis) const;  // negative counts from the end
+  bool is_contiguous() const { return checked_impl().contiguous; }
   // The version of the storage (bumped by every write through the write paths).
   std::uint64_t version() const { return checked_impl().storage->version(); }
 
   // Raw device pointer to the first element; typed access checks the dtype. For kernels:
-  // writes through it are not versioned (use the write paths above to set values).
+  // writes through it are not versioned (use the write paths above to set values). data<T>()
+  // also requires a contiguous tensor (an mg::Error otherwise, never a misread view); a kernel
+  // that reads strides takes data_ptr<T>().
   void* raw_data() const;
   template <typename T>
   T* data() const;
+  template <typename T>
+  T* data_ptr() const;
 
   // Host copies. to_vector<T> requires T to match the dtype exactly.
   template <typename T>
@@ -130,14 +148,39 @@ class Tensor {
   // Floats to integers truncate toward zero, and a value the integer dtype cannot hold (NaN,
   // an infinity, out of range) is an mg::Error naming the element; integers convert exactly.
   Tensor to(DType dtype) const;
-  Tensor clone() const;   // a copy of the data, without autograd history
-  Tensor detach() const;  // shares data, without autograd history
-  // Shares data under another shape with the same element count; one size may be -1 (worked
-  // out from the others). Recorded by autograd: the gradient is the upstream one, reshaped.
+  Tensor clone() const;   // a contiguous copy of the data, without autograd history
+  Tensor detach() const;  // shares data and layout, without autograd history
+
+  // Views, as libtorch names them (views.cpp). Axes may count from the end (-1 is the last).
+  // Each shares this tensor's storage and is recorded by autograd; the gradient moves back
+  // through the inverse movement (narrow and select: into a tensor zero elsewhere; expand:
+  // one sum over the expanded axes).
+  // The same elements in row-major order under another shape; one size may be -1 (worked out
+  // from the others). An mg::Error when the strides cannot say it (a transposed tensor viewed
+  // flat): reshape copies then.
   Tensor view(const Shape& shape) const;
-  // Rows [start, start + length) along the first dimension, sharing data. Recorded by
-  // autograd: the gradient is the upstream one in those rows and zero elsewhere.
-  Tensor narrow(std::int64_t start, std::int64_t length) const;
+  Tensor reshape(const Shape& shape) const;  // a view when the strides allow, else a copy
+  Tensor flatten() const;                    // reshape({-1})
+  // Indices [start, start + length) of axis `dim`; select: index `index` of it, the axis gone.
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor permute(const std::vector<std::int64_t>& dims) const;  // axis i is dims[i] of this
+  Tensor t() const;  // a matrix transposed (rank 0 and 1: itself), as libtorch
+  Tensor unsqueeze(std::int64_t dim) const;  // a size-1 axis inserted at dim
+  Tensor squeeze() const;                    // every size-1 axis removed
+  Tensor squeeze(std::int64_t dim) const;    // that axis removed if its size is 1
+  // Pieces of `split_size` along dim (the last one shorter), or `chunks` pieces of
+  // ceil(size / chunks) (fewer when the size runs out), as libtorch.
+  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
+  // Size-1 axes repeated to `shape` (stride 0; -1 keeps a size; new leading axes allowed), a
+  // view that nothing may write through. Defined by the ops library (ops/expand), whose
+  // sum_to is its backward.
+  Tensor expand(const Shape& shape) const;
+  // This tensor if it is contiguous, else a contiguous copy (recorded: the gradient passes
+  // through unchanged).
+  Tensor contiguous() const;
 
   // Writes (see the header comment). copy_ takes a tensor of the same shape and dtype from any
   // device; fill_ stores `value` converted to the dtype (as full does: an mg::Error for a value
@@ -156,6 +199,9 @@ class Tensor {
   // Throws mg::Error naming `op` unless a write into this tensor is safe for autograd: grad
   // mode off, or a tensor that neither requires grad nor came out of a recorded op.
   void check_writable(std::string_view op) const;
+  // Throws mg::Error naming `op` when two indices reach one element (an expanded view), so a
+  // write through it would be ambiguous.
+  void check_no_overlap(std::string_view op) const;
 
   // Ops as methods and operators, so code reads like libtorch's; each is the op of the same
   // name (defined by the ops library, ops/tensor_methods.cpp; the core never calls them).
@@ -183,6 +229,7 @@ class Tensor {
   std::string str() const;  // shape, dtype, device and (up to a few) values
 
  private:
+  std::int64_t element_offset(std::int64_t flat_index) const;  // row-major index -> storage
   const TensorImpl& checked_impl() const {
     if (impl_ == nullptr) [[unlikely]]
       throw_undefined();

@@ -1,0 +1,14 @@
+// The core's one copy between layouts: contiguous(), clone() of a view, and every write into a
+// view go through it (tensor_writes.cpp).
+#pragma once
+
+#include "minigraph/tensor.h"
+
+namespace mg {
+
+// Copies src's elements into dst's, index by index, through both layouts: the same shape,
+// dtype and device; dst without internal overlap, and apart from src's memory (the callers
+// check both). Axes are merged first, so the backend loops over as few as the layouts allow.
+void copy_elements(const Tensor& dst, const Tensor& src);
+
+}  // namespace mg
