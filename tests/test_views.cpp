@@ -3,6 +3,8 @@
 // view as an mg::Error naming the op and the argument.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -23,6 +25,15 @@ Tensor iota(const Shape& shape, DType dtype = DType::f64) {
 }
 
 std::vector<double> values(const Tensor& t) { return t.to_f64_vector(); }
+
+// The largest absolute difference of two tensors of one shape (infinity for other shapes).
+double max_difference(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  const auto va = values(a), vb = values(b);
+  for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
+  return worst;
+}
 
 TEST(Layouts, StridesAndContiguityFollowLibtorch) {
   EXPECT_EQ(contiguous_strides({2, 3, 4}), (Shape{12, 4, 1}));
@@ -218,6 +229,36 @@ TEST(Views, GradientsMoveWithoutLayoutCopiesAndLandContiguous) {
   x.t().select(0, 2).backward(Tensor::full({4}, 2.0, DType::f64));  // lands transposed: copied
   EXPECT_TRUE(x.grad().is_contiguous());
   EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2}));
+}
+
+// Kernels that read strides take views as they are: no layout copy, the same values.
+TEST(Views, StridedEnginesAndMatmulTakeViewsWithoutACopy) {
+  Tensor x = Tensor::normal({3, 4}, 0, 1, 7, DType::f64);
+  Tensor w = Tensor::normal({5, 4}, 0, 1, 8, DType::f64);
+  Tensor col = Tensor::normal({3, 1}, 0, 1, 9, DType::f64);
+  const Tensor xt = x.t().contiguous(), wt = w.t().contiguous();
+  const auto before = layout_copy_bytes();
+  const Tensor sum = x.t() + col.t().expand({4, 3});
+  const Tensor product = x.matmul(w.t());         // [3, 4] x [4, 5]
+  const Tensor both = xt.t().matmul(wt.t().t());  // a transposed view, b contiguous again
+  const Tensor batched = Tensor::normal({2, 4, 3}, 0, 1, 10, DType::f64);
+  const Tensor batched_product = batched.transpose(-1, -2).matmul(w.t());  // shared b
+  const Tensor e = x.t().exp();
+  EXPECT_EQ(layout_copy_bytes(), before);
+  EXPECT_EQ(max_difference(sum, xt + col.t().expand({4, 3}).contiguous()), 0);
+  EXPECT_LE(max_difference(product, matmul(x, w, {false, true})), 1e-12);
+  EXPECT_LE(max_difference(both, matmul(x, wt)), 1e-12);
+  EXPECT_LE(max_difference(batched_product, batched.transpose(-1, -2).contiguous().matmul(wt)),
+            1e-12);
+  EXPECT_EQ(max_difference(e, xt.exp()), 0);
+}
+
+TEST(Views, AViewAKernelReadsIsVersionCheckedThroughItsStorage) {
+  Tensor w = Tensor::normal({3, 3}, 0, 1, 1, DType::f64).set_requires_grad(true);
+  Tensor base = iota({3, 3});
+  Tensor y = (base.t() * w).sum();  // mul reads (and saves) the transposed view itself
+  base.select(0, 0).fill_(5);       // another view of the same storage
+  expect_error_containing([&] { y.backward(); }, "version");
 }
 
 TEST(Views, BadViewsNameTheOpAndTheArgumentEvenAtInt64Edges) {

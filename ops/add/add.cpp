@@ -51,6 +51,7 @@ void register_add(OpRegistry& registry) {
   op.summary = "a + b with NumPy broadcasting";
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
+  op.takes_layout = any_layout;  // the engine reads strides
   op.backward = [](const BackwardContext& ctx) {
     std::vector<Tensor> grads(2);
     for (std::size_t i = 0; i < 2; ++i) {

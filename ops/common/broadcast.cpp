@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "minigraph/layout.h"
+
 namespace mg {
 
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape& out) {
@@ -17,12 +19,15 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape& out) {
 }
 
 std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  return broadcast_strides(in, contiguous_strides(in), out);
+}
+
+std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& in_strides,
+                                            const Shape& out) {
   std::vector<std::int64_t> strides(out.size(), 0);
-  std::int64_t stride = 1;
   for (std::size_t k = 0; k < in.size(); ++k) {
     std::size_t axis_in = in.size() - 1 - k, axis_out = out.size() - 1 - k;
-    strides[axis_out] = in[axis_in] == 1 ? 0 : stride;
-    stride *= in[axis_in];
+    strides[axis_out] = in[axis_in] == 1 ? 0 : in_strides[axis_in];
   }
   return strides;
 }

@@ -14,6 +14,9 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape& out);
 
 // Strides of `in` (row-major, contiguous) aligned to the rank of `out`, 0 on broadcast axes.
 std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& out);
+// The same for `in` laid out by `in_strides` (a view): its own strides, 0 on broadcast axes.
+std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& in_strides,
+                                            const Shape& out);
 
 // Calls fn(out_index, in_offset...) for every element of `out`, in row-major order, with the
 // offset of the matching element of each input (given by its broadcast strides).

@@ -11,12 +11,20 @@
 
 #include "common/broadcast.h"
 #include "minigraph/error.h"
+#include "minigraph/layout.h"
 
 namespace mg {
 
 BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shape& b,
                                  const Shape& out, std::string_view argument) {
-  const auto stride_a = broadcast_strides(a, out), stride_b = broadcast_strides(b, out);
+  return broadcast_layout(op, a, contiguous_strides(a), b, contiguous_strides(b), out, argument);
+}
+
+BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shape& a_strides,
+                                 const Shape& b, const Shape& b_strides, const Shape& out,
+                                 std::string_view argument) {
+  const auto stride_a = broadcast_strides(a, a_strides, out);
+  const auto stride_b = broadcast_strides(b, b_strides, out);
   BroadcastLayout layout{};
   int rank = 0;
   for (std::size_t axis = 0; axis < out.size(); ++axis) {

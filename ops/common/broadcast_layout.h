@@ -35,6 +35,13 @@ BroadcastLayout broadcast_layout(std::string_view op, const std::vector<std::int
                                  const std::vector<std::int64_t>& b,
                                  const std::vector<std::int64_t>& out,
                                  std::string_view argument = "b");
+// The same for views: a and b laid out by their own strides (in elements, 0 where expanded).
+BroadcastLayout broadcast_layout(std::string_view op, const std::vector<std::int64_t>& a,
+                                 const std::vector<std::int64_t>& a_strides,
+                                 const std::vector<std::int64_t>& b,
+                                 const std::vector<std::int64_t>& b_strides,
+                                 const std::vector<std::int64_t>& out,
+                                 std::string_view argument = "b");
 
 // Axes of x flattened into one index: index -> offset through mixed-radix sizes and strides.
 struct AxisGroup {

@@ -1,7 +1,8 @@
 // The binary elementwise engine on the CPU (elementwise.h): flat loops split across threads
 // when one operand is full-size and the other equal or repeated over its leading axes (the
 // [B, T, D] + [T, D] of the input layer, or a scalar); a strided loop for every other
-// broadcast. The function is a template argument, so each op's loop is compiled on its own.
+// broadcast or view (inputs are read through their strides: OpDef::takes_layout = any_layout).
+// The function is a template argument, so each op's loop is compiled on its own.
 //   a [..A], b [..B] -> out [broadcast(A, B)]; n = out elements
 #include "common/elementwise.h"
 
@@ -41,12 +42,12 @@ namespace {
 
 template <typename T, typename Fn>
 void binary_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out, Fn fn) {
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
+  const T* pa = a.data_ptr<T>();
+  const T* pb = b.data_ptr<T>();
   T* po = out.data<T>();
   for_each_broadcast(
-      out.shape(), broadcast_strides(a.shape(), out.shape()),
-      broadcast_strides(b.shape(), out.shape()),
+      out.shape(), broadcast_strides(a.shape(), a.strides(), out.shape()),
+      broadcast_strides(b.shape(), b.strides(), out.shape()),
       [&](std::int64_t i, std::int64_t ia, std::int64_t ib) { po[i] = fn(pa[ia], pb[ib]); });
 }
 
@@ -78,9 +79,11 @@ void binary_cpu(const KernelContext& ctx, Fn fn) {
   Tensor& out = ctx.out;
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t n = out.numel();
-    // One operand full-size, the other equal or repeated over leading axes.
-    const bool a_full = a.numel() == n && is_leading_broadcast(b.shape(), out.shape());
-    const bool b_full = b.numel() == n && is_leading_broadcast(a.shape(), out.shape());
+    // One operand full-size, the other equal or repeated over leading axes; views take the
+    // strided loop.
+    const bool dense = a.is_contiguous() && b.is_contiguous();
+    const bool a_full = dense && a.numel() == n && is_leading_broadcast(b.shape(), out.shape());
+    const bool b_full = dense && b.numel() == n && is_leading_broadcast(a.shape(), out.shape());
     if (a_full && n > 0) {
       binary_repeated<T>(a.data<T>(), b.data<T>(), b.numel(), out.data<T>(), n, fn);
     } else if (b_full && n > 0) {

@@ -17,6 +17,7 @@ OpDef unary_op(std::string name, std::string summary) {
   op.inputs = {"x"};
   op.infer = unary_infer;
   op.out_may_alias_input = true;
+  op.takes_layout = [](std::size_t, const Tensor& x) { return x.device().is_cpu(); };
   return op;
 }
 

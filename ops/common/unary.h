@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/broadcast.h"
 #include "minigraph/op.h"
 #include "minigraph/threads.h"
 
@@ -20,7 +21,8 @@ namespace mg {
 OutputSpec unary_infer(const OpDef& self, std::span<const Tensor> in, const std::any& attrs);
 
 // An OpDef named `name` over one input "x" with unary_infer as its rule, allowed to write its
-// output over x (out_may_alias_input: each element is read before the same index is written).
+// output over x (out_may_alias_input: each element is read before the same index is written),
+// and taking views on the CPU (unary_cpu reads strides; the CUDA kernels get contiguous x).
 OpDef unary_op(std::string name, std::string summary);
 
 // The shapes every unary op is tested on, each case one input made by `input` from its shape
@@ -40,9 +42,16 @@ void unary_cpu(const KernelContext& ctx, Make&& make) {
   Tensor& out = ctx.out;
   dispatch_float(out.dtype(), [&]<typename T>() {
     const auto fn = make.template operator()<T>();
-    const T* px = x.data<T>();
     T* po = out.data<T>();
     const std::int64_t n = out.numel();
+    if (!x.is_contiguous()) {  // a view (takes_layout on the CPU): read through its strides
+      const T* px = x.data_ptr<T>();
+      for_each_broadcast(
+          x.shape(), x.strides(), std::vector<std::int64_t>(x.shape().size(), 0),
+          [&](std::int64_t i, std::int64_t at, std::int64_t) { po[i] = fn(px[at]); });
+      return;
+    }
+    const T* px = x.data<T>();
     const int parts = threads_for(n);
     parallel_for(parts, [&](int part) {
       const Range r = part_range(n, parts, part);

@@ -64,6 +64,7 @@ void register_div(OpRegistry& registry) {
   op.summary = "a / b elementwise, with NumPy broadcasting";
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
+  op.takes_layout = any_layout;  // the engine reads strides
   op.backward = [](const BackwardContext& ctx) {
     const Tensor& a = ctx.inputs[0];
     const Tensor& b = ctx.inputs[1];

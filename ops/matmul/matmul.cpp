@@ -2,10 +2,13 @@
 //   a [..., M, K] (transpose_a: [..., K, M]), b [K, N] or [..., K, N] (transpose_b: N, K swapped)
 //   -> out [..., M, N]
 // Backward (C = A B):  dA = dC Bᵀ,  dB = Aᵀ dC  (summed over the batch when b is shared);
-// written with transpose flags, so no transpose is ever materialised.
+// written with transpose flags, so no transpose is ever materialised. An input whose last two
+// axes are swapped views of a contiguous tensor (x.transpose(-1, -2), w.t()) reaches the
+// kernels as it is: they flip the GEMM's transpose flag for it instead of copying.
 #include "matmul/matmul.h"
 
 #include "common/define_op.h"
+#include "minigraph/layout.h"
 #include "sum_to/sum_to.h"
 
 namespace mg {
@@ -19,6 +22,15 @@ Tensor matmul(const Tensor& a, const Tensor& b, MatmulOptions options) {
 }
 
 namespace {
+
+// Whether t is a contiguous tensor with its last two axes swapped (what the kernels take).
+bool is_transposed_matrix(const Tensor& t) {
+  if (t.dim() < 2 || t.is_contiguous()) return false;
+  Shape shape = t.shape(), strides = t.strides();
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+  return is_contiguous_layout(shape, strides);
+}
 
 OutputSpec matmul_infer(const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
   const auto& o = attrs_as<MatmulOptions>("matmul", attrs);
@@ -74,8 +86,8 @@ std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
       // rows from a's leading axes, not numel / K: K may be 0.
       const std::int64_t k = a.size(-1), n = g.size(-1),
                          rows = shape_numel(Shape(a.shape().begin(), a.shape().end() - 1));
-      Tensor a2 = a.detach().view({rows, k});
-      Tensor g2 = g.view({rows, n});
+      Tensor a2 = a.detach().reshape({rows, k});
+      Tensor g2 = g.reshape({rows, n});
       grads[1] = o.transpose_b ? matmul(g2, a2, {true, false}) : matmul(a2, g2, {true, false});
     } else {
       grads[1] = o.transpose_b ? matmul(g, a, {true, o.transpose_a})
@@ -126,6 +138,7 @@ void register_matmul(OpRegistry& registry) {
   op.inputs = {"a", "b"};
   op.infer = matmul_infer;
   op.backward = matmul_backward;
+  op.takes_layout = [](std::size_t, const Tensor& t) { return is_transposed_matrix(t); };
   op.kernels = MG_KERNELS(matmul);
   op.reference = matmul_reference;
   op.describe_attrs = [](const std::any& attrs) {

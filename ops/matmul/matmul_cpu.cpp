@@ -1,7 +1,8 @@
 // matmul on the CPU: one GEMM call on mapped memory, with transpose flags instead of
-// transposed copies, through mg::cpu::gemm (the library chosen at configure time, with the
-// kernels for this CPU). A shared b folds the batch into the rows of a (one [B*M, K] x [K, N]
-// product); otherwise one product per batch entry.
+// transposed copies (an input that comes as a transposed view flips its flag), through
+// mg::cpu::gemm (the library chosen at configure time, with the kernels for this CPU). A shared b
+// folds the batch into the rows of a (one [B*M, K] x [K, N] product); otherwise one product per
+// batch entry.
 #include "matmul/matmul.h"
 #include "minigraph/cpu.h"
 #include "minigraph/op.h"
@@ -12,7 +13,8 @@ namespace {
 
 struct GemmShape {
   std::int64_t batch, m, n, k;
-  bool fold_batch;  // b shared and a not transposed: one product of batch * m rows
+  bool transpose_a, transpose_b;  // the flags, flipped for an input that comes transposed
+  bool fold_batch;                // b shared and a not transposed: one product of batch * m rows
 };
 
 GemmShape gemm_shape(const KernelContext& ctx) {
@@ -24,27 +26,29 @@ GemmShape gemm_shape(const KernelContext& ctx) {
   s.n = ctx.out.size(-1);
   s.k = a.size(o.transpose_a ? -2 : -1);
   s.batch = s.m * s.n == 0 ? 0 : ctx.out.numel() / (s.m * s.n);
-  s.fold_batch = b.dim() == 2 && !o.transpose_a;
+  // A non-contiguous input is a transposed contiguous one (the op's takes_layout).
+  s.transpose_a = o.transpose_a != !a.is_contiguous();
+  s.transpose_b = o.transpose_b != !b.is_contiguous();
+  s.fold_batch = b.dim() == 2 && !s.transpose_a;
   return s;
 }
 
 }  // namespace
 
 void matmul_cpu(const KernelContext& ctx) {
-  const auto& o = ctx.attrs_as<MatmulOptions>();
   const GemmShape s = gemm_shape(ctx);
   dispatch_float(ctx.out.dtype(), [&]<typename T>() {
-    const T* a = ctx.inputs[0].data<T>();
-    const T* b = ctx.inputs[1].data<T>();
+    const T* a = ctx.inputs[0].data_ptr<T>();
+    const T* b = ctx.inputs[1].data_ptr<T>();
     T* c = ctx.out.data<T>();
     if (s.fold_batch) {
-      cpu::gemm<T>(a, b, c, s.batch * s.m, s.n, s.k, false, o.transpose_b);
+      cpu::gemm<T>(a, b, c, s.batch * s.m, s.n, s.k, false, s.transpose_b);
       return;
     }
     const std::int64_t b_stride = ctx.inputs[1].dim() > 2 ? s.k * s.n : 0;
     for (std::int64_t i = 0; i < s.batch; ++i) {
       cpu::gemm<T>(a + i * s.m * s.k, b + i * b_stride, c + i * s.m * s.n, s.m, s.n, s.k,
-                   o.transpose_a, o.transpose_b);
+                   s.transpose_a, s.transpose_b);
     }
   });
 }

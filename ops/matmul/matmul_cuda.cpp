@@ -23,12 +23,14 @@ void matmul_cuda(const KernelContext& ctx) {
   }
   const std::int64_t batch = out.numel() / (m * n);
   const bool shared_b = b.dim() == 2;
-  // transpose_a with a shared b is only allowed for 2-D a (the shape rule), so folding the
-  // batch into rows is always possible when b is shared and a is not transposed.
-  const bool fold_batch = shared_b && !o.transpose_a;
+  // A non-contiguous input is a transposed contiguous one (the op's takes_layout): its flag
+  // flips, and a transposed a with a shared b runs as a batch with b's stride 0.
+  const bool transpose_a = o.transpose_a != !a.is_contiguous();
+  const bool transpose_b = o.transpose_b != !b.is_contiguous();
+  const bool fold_batch = shared_b && !transpose_a;
   cuda::RowMajorGemm gemm{.dtype = out.dtype(),
-                          .transpose_a = o.transpose_a,
-                          .transpose_b = o.transpose_b,
+                          .transpose_a = transpose_a,
+                          .transpose_b = transpose_b,
                           .m = fold_batch ? batch * m : m,
                           .n = n,
                           .k = k,

@@ -49,6 +49,7 @@ void register_mul(OpRegistry& registry) {
   op.summary = "a * b elementwise, with NumPy broadcasting";
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
+  op.takes_layout = any_layout;  // the engine reads strides
   op.backward = [](const BackwardContext& ctx) {
     const Tensor& g = ctx.grad_out;  // [broadcast(A, B)]
     const Tensor& a = ctx.inputs[0];

@@ -52,6 +52,7 @@ void register_sub(OpRegistry& registry) {
   op.summary = "a - b with NumPy broadcasting";
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
+  op.takes_layout = any_layout;  // the engine reads strides
   op.backward = [](const BackwardContext& ctx) {
     const Tensor& g = ctx.grad_out;  // [broadcast(A, B)]
     std::vector<Tensor> grads(2);
