@@ -82,6 +82,9 @@ TEST(Views, ContiguousCopiesOnlyAViewThatIsNotAndCountsTheBytes) {
   EXPECT_NE(c.impl()->storage, x.impl()->storage);
   EXPECT_EQ(values(c), values(x.t()));
   EXPECT_EQ(layout_copy_bytes(), before + 12 * sizeof(double));
+  // An op whose kernels take contiguous inputs only (sum) gets a copy from the dispatcher.
+  EXPECT_EQ(x.t().narrow(0, 1, 2).sum().item(), 1 + 5 + 9 + 2 + 6 + 10);
+  EXPECT_EQ(layout_copy_bytes(), before + 18 * sizeof(double));
 }
 
 TEST(Views, NarrowAndSelectOnAnyAxisAndFromTheEnd) {

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "minigraph/backend.h"
-#include "minigraph/layout.h"
 #include "minigraph/op.h"
 #include "strided_copy.h"
 
@@ -184,15 +183,6 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
   return {kernel, device, std::move(spec)};
 }
 
-// Whether the memory spans of two tensors (first to last element reached) meet: for a
-// contiguous out, whether an input reads memory that the kernel writes.
-bool overlaps(const Tensor& a, const Tensor& b) {
-  if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
-  const std::int64_t a_end = a.storage_offset() + layout_extent(a.shape(), a.strides());
-  const std::int64_t b_end = b.storage_offset() + layout_extent(b.shape(), b.strides());
-  return a.storage_offset() < b_end && b.storage_offset() < a_end;
-}
-
 bool same_layout(const Tensor& a, const Tensor& b) {
   return a.storage_offset() == b.storage_offset() && a.shape() == b.shape() &&
          a.strides() == b.strides();
@@ -250,7 +240,7 @@ void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& ta
     return;
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!overlaps(out, inputs[i])) continue;
+    if (!spans_meet(out, inputs[i])) continue;  // for a contiguous out: shared memory
     const bool same = same_layout(out, inputs[i]);
     MG_CHECK(same && op.out_may_alias_input, op.name, "out",
              same ? "a tensor apart from the inputs (this op's kernel reads them while it writes)"

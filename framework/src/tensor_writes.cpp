@@ -52,15 +52,14 @@ void Tensor::check_no_overlap(std::string_view op) const {
            shape_str(shape()), shape_str(strides()));
 }
 
-namespace {
-
-// Whether the memory spans of a and b (first to last element reached) meet.
 bool spans_meet(const Tensor& a, const Tensor& b) {
   if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
   const std::int64_t a_end = a.storage_offset() + layout_extent(a.shape(), a.strides());
   const std::int64_t b_end = b.storage_offset() + layout_extent(b.shape(), b.strides());
   return a.storage_offset() < b_end && b.storage_offset() < a_end;
 }
+
+namespace {
 
 // src laid out as `like`'s shape with every stride 0: one element read at every index.
 Tensor repeated(const Tensor& element, const Tensor& like) {

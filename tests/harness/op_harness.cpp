@@ -212,6 +212,164 @@ void check_against_cpu(const OpDef& op, const OpCase& c, Device device, DType dt
   }
 }
 
+// Layout variants: every case again with its inputs in non-contiguous layouts, as ggml's
+// test-backend-ops runs permuted inputs. apply_op must give the same values for any layout
+// (it copies what a kernel does not take), and a kernel that reads strides (OpDef::takes_layout)
+// must read them right.
+//   transposed: the last two axes stored swapped (same values, strides swapped);
+//   sliced:     the last axis stored 2 wider, read from index 1 (an offset, and a gap between
+//               rows: NaN in a float input, which a kernel reading past a row picks up; 0 in ids,
+//               so a misread id stays in range instead of reading out of bounds);
+//   expanded:   axis 0 repeated from the input's first slice (stride 0). This changes the
+//               values (real inputs only, so ids stay in range); the reference is a contiguous
+//               copy of the same values, as for the other variants.
+enum class Variant { transposed, sliced, expanded };
+constexpr Variant kVariants[] = {Variant::transposed, Variant::sliced, Variant::expanded};
+
+std::string variant_name(Variant v) {
+  if (v == Variant::transposed) return "transposed";
+  return v == Variant::sliced ? "sliced" : "expanded";
+}
+
+// Whether the variant puts an input of this spec in another layout (else the input stays as it
+// is). Nothing changes the layout of a scalar or of an empty tensor, and a transposition only
+// changes one when both last sizes exceed 1 (a size-1 axis's stride is never stepped).
+bool changes_layout(Variant v, const InputSpec& spec) {
+  const Shape& s = spec.shape;
+  if (s.empty() || shape_numel(s) == 0) return false;
+  switch (v) {
+    case Variant::transposed:
+      return s.size() >= 2 && s[s.size() - 1] > 1 && s[s.size() - 2] > 1;
+    case Variant::sliced:
+      return true;
+    case Variant::expanded:
+      return spec.kind == InputSpec::Kind::real && s[0] > 1;
+  }
+  return false;
+}
+
+bool changes_any_layout(Variant v, const OpCase& c) {
+  return std::any_of(c.inputs.begin(), c.inputs.end(),
+                     [v](const InputSpec& s) { return changes_layout(v, s); });
+}
+
+// A contiguous copy of t's values as a fresh leaf that requires grad as t does: inputs of their
+// own for each run, so one run's backward does not add to the other's gradients.
+Tensor fresh_leaf(const Tensor& t) {
+  Tensor copy = t.clone();
+  if (t.requires_grad()) copy.set_requires_grad(true);
+  return copy;
+}
+
+// Input `src` (made for `spec`) in the variant's layout, over storage of its own. Made with
+// grad mode off, so the view has no grad_fn: a leaf that set_requires_grad accepts.
+Tensor variant_input(Variant v, const InputSpec& spec, const Tensor& src) {
+  if (!changes_layout(v, spec)) return fresh_leaf(src);
+  Tensor view;
+  {
+    NoGradGuard no_grad;
+    Shape shape = src.shape();
+    const std::size_t last = shape.size() - 1;
+    if (v == Variant::transposed) {
+      std::swap(shape[last], shape[last - 1]);
+      view = Tensor::empty(shape, src.dtype(), src.device()).transpose(-1, -2);
+      view.copy_(src);
+    } else if (v == Variant::sliced) {
+      shape[last] += 2;
+      Tensor storage = Tensor::empty(shape, src.dtype(), src.device());
+      if (is_floating(src.dtype())) {
+        fill_with_poison(storage);
+      } else {
+        storage.zero_();
+      }
+      view = storage.narrow(-1, 1, src.size(-1));
+      view.copy_(src);
+    } else {
+      shape[0] = 1;
+      Tensor first = Tensor::empty(shape, src.dtype(), src.device());
+      first.copy_(src.narrow(0, 0, 1));
+      view = first.expand(src.shape());
+    }
+  }
+  if (src.requires_grad()) view.set_requires_grad(true);
+  return view;
+}
+
+struct Results {
+  Tensor out;
+  std::vector<Tensor> grads;  // one per input: undefined where none flows (or no backward)
+};
+
+// apply_op on `inputs`, then the gradients of the inputs for the loss sum(out * upstream), with
+// the same upstream for every layout.
+Results forward_and_gradients(const OpDef& op, const OpCase& c, const std::vector<Tensor>& inputs) {
+  Results r{apply_op(op, inputs, c.attrs), std::vector<Tensor>(inputs.size())};
+  if (!op.backward || !r.out.requires_grad()) return r;
+  r.out.backward(Tensor::normal(r.out.shape(), 0, 1, 77, r.out.dtype()).to(r.out.device()));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].requires_grad()) r.grads[i] = inputs[i].grad();
+  }
+  return r;
+}
+
+// The kernel called directly, as check_forward calls it, on the inputs in the layouts the op
+// takes (OpDef::takes_layout), the others contiguous as apply_op would pass them: the check of
+// a kernel that reads strides without the dispatcher's copy in between. Undefined when the op
+// takes none of these layouts (apply_op then ran the kernel on contiguous copies alone).
+Tensor kernel_on_layouts(const OpDef& op, const OpCase& c, Device device,
+                         const std::vector<Tensor>& inputs) {
+  if (op.takes_layout == nullptr) return Tensor();
+  NoGradGuard no_grad;  // the copies below feed no backward
+  std::vector<Tensor> given;
+  bool takes_any = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    const bool taken = !t.is_contiguous() && op.takes_layout(i, t);
+    takes_any = takes_any || taken;
+    given.push_back(t.is_contiguous() || taken ? t : t.contiguous());
+  }
+  if (!takes_any) return Tensor();
+  const OutputSpec spec = op.infer(op, given, c.attrs);
+  Tensor out = Tensor::empty(spec.shape, spec.dtype, device);
+  fill_with_poison(out);
+  op.kernel(device.kind)(KernelContext{op, given, c.attrs, out});
+  return out;
+}
+
+// The case with its inputs in the variant's layout against the same values in contiguous
+// inputs: the forward, the gradients of one upstream, and the kernel called directly where it
+// takes the layout. Not bit for bit: a kernel reading strides may sum in another order.
+void check_layout_variant(const OpDef& op, const OpCase& c, Device device, DType dtype, Variant v) {
+  PoisonOutputsScope poison;
+  const auto made = make_case_inputs(c.inputs, dtype, device);
+  std::vector<Tensor> strided, dense;
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    strided.push_back(variant_input(v, c.inputs[i], made[i]));
+    dense.push_back(fresh_leaf(strided.back()));
+  }
+  const std::string at = where(op, c, device, dtype) + ", " + variant_name(v) + " inputs";
+  const Tolerance tol = tolerance(dtype).vs_cpu;
+  const Results s = forward_and_gradients(op, c, strided);
+  const Results d = forward_and_gradients(op, c, dense);
+  EXPECT_EQ(compare(s.out, d.out, tol), "") << at << ": forward vs contiguous inputs";
+  for (std::size_t i = 0; i < strided.size(); ++i) {
+    const Tensor& gs = s.grads[i];
+    const Tensor& gd = d.grads[i];
+    ASSERT_EQ(gs.defined(), gd.defined())
+        << at << ": a gradient for input '" << op.inputs[i] << "' in one layout only";
+    if (!gs.defined()) continue;
+    EXPECT_EQ(gs.shape(), strided[i].shape())
+        << at << ": gradient of input '" << op.inputs[i] << "' is not shaped as the input";
+    EXPECT_EQ(compare(gs, gd, tol), "")
+        << at << ": gradient of input '" << op.inputs[i] << "' vs contiguous inputs";
+  }
+  const Tensor direct = kernel_on_layouts(op, c, device, strided);
+  if (direct.defined()) {
+    EXPECT_EQ(compare(direct, d.out, tol), "")
+        << at << ": the kernel called directly (it takes this layout) vs contiguous inputs";
+  }
+}
+
 void check_error(const OpDef& op, const ErrorCase& c, Device device) {
   auto inputs = make_case_inputs(c.inputs, DType::f32, device);
   std::vector<std::vector<double>> before;
@@ -244,6 +402,17 @@ class HarnessTest : public ::testing::Test {
 void add_test(const std::string& name, const char* file, std::function<void()> body) {
   ::testing::RegisterTest("ops", name.c_str(), nullptr, nullptr, file, __LINE__,
                           [body]() -> ::testing::Test* { return new HarnessTest(body); });
+}
+
+// One test per layout variant that puts an input of the case in another layout (a variant
+// that changes none would repeat the _forward test): <prefix>_<variant>.
+void add_layout_variant_tests(const OpDef* op, const OpCase& c, Device device, DType dtype,
+                              const std::string& prefix) {
+  for (Variant v : kVariants) {
+    if (!changes_any_layout(v, c)) continue;
+    add_test(prefix + "_" + variant_name(v), __FILE__,
+             [op, c, device, dtype, v] { check_layout_variant(*op, c, device, dtype, v); });
+  }
 }
 
 }  // namespace
@@ -322,6 +491,8 @@ void register_op_tests(std::string_view origin) {
             add_test(base + "_" + std::string(dtype_name(dtype)) + "_vs_cpu", __FILE__,
                      [op, c, device, dtype] { check_against_cpu(*op, c, device, dtype); });
           }
+          add_layout_variant_tests(op, c, device, dtype,
+                                   base + "_" + std::string(dtype_name(dtype)));
         }
         const auto& dtypes = op->kernel_dtypes(device.kind);
         auto takes = [&](DType d) {

@@ -8,6 +8,9 @@
 //     and guard bytes after it (no out-of-bounds writes);
 //   - gradients against finite differences (f64), f32 gradients against f64 ones (CPU), and
 //     every other backend against the CPU;
+//   - every case again with its inputs in non-contiguous layouts (_transposed, _sliced,
+//     _expanded), forward and gradients against contiguous inputs of the same values, and each
+//     kernel whose OpDef::takes_layout accepts a layout called directly on it;
 //   - every error case throws mg::Error naming the op, and leaves the inputs untouched;
 //   - the op has every part these checks need (missing_parts), as ops.<op>_complete.
 // An op registered with cases is covered without any test code of its own.
