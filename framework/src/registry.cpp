@@ -183,11 +183,6 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
   return {kernel, device, std::move(spec)};
 }
 
-bool same_layout(const Tensor& a, const Tensor& b) {
-  return a.storage_offset() == b.storage_offset() && a.shape() == b.shape() &&
-         a.strides() == b.strides();
-}
-
 // Inputs in a layout the op's kernels do not read become contiguous copies (recorded, so the
 // gradient flows back through the copy to the view).
 void make_layouts_readable(const OpDef& op, std::vector<Tensor>& inputs) {
@@ -209,8 +204,7 @@ Tensor apply_op(const OpDef& op, std::vector<Tensor> inputs, std::any attrs) {
   std::vector<Tensor> saved;
   const bool save = op.saves_for_backward && will_record(inputs);
   p.kernel(KernelContext{op, inputs, attrs, out, save ? &saved : nullptr});
-  if (g_op_observer != nullptr) [[unlikely]]
-    (*g_op_observer)(op, inputs, attrs, out);
+  notify_op_observer(op, inputs, attrs, out);
   record_node(op, std::move(inputs), std::move(attrs), out, std::move(p.spec.shape),
               std::move(saved));
   return out;
@@ -235,13 +229,12 @@ void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& ta
     p.kernel(KernelContext{op, inputs, attrs, dense});
     out.impl()->storage->bump_version();
     copy_elements(out, dense);
-    if (g_op_observer != nullptr) [[unlikely]]
-      (*g_op_observer)(op, inputs, attrs, out);
+    notify_op_observer(op, inputs, attrs, out);
     return;
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!spans_meet(out, inputs[i])) continue;  // for a contiguous out: shared memory
-    const bool same = same_layout(out, inputs[i]);
+    const bool same = same_elements(out, inputs[i]);
     MG_CHECK(same && op.out_may_alias_input, op.name, "out",
              same ? "a tensor apart from the inputs (this op's kernel reads them while it writes)"
                   : "a tensor apart from the inputs, or one of them exactly",
@@ -249,8 +242,7 @@ void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& ta
   }
   out.impl()->storage->bump_version();  // first: even a kernel that throws part-way wrote
   p.kernel(KernelContext{op, inputs, attrs, out});
-  if (g_op_observer != nullptr) [[unlikely]]
-    (*g_op_observer)(op, inputs, attrs, out);
+  notify_op_observer(op, inputs, attrs, out);
 }
 
 namespace {

@@ -14,5 +14,7 @@ void copy_elements(const Tensor& dst, const Tensor& src);
 // Whether the memory spans of a and b (first to last element reached) meet: conservative for
 // views that interleave, exact for a contiguous one.
 bool spans_meet(const Tensor& a, const Tensor& b);
+// Whether a and b are the same elements in the same layout (one storage, offset and strides).
+bool same_elements(const Tensor& a, const Tensor& b);
 
 }  // namespace mg

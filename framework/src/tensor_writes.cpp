@@ -1,7 +1,7 @@
 // Writes into existing tensors that the core can do with memory alone: copy_, fill_, zero_
 // (through any view without overlap), and moving a tensor's data to another device in place.
-// Arithmetic writes (add_, mul_) are ops (ops/tensor_methods.cpp). None is recorded; each bumps the
-// storage's version.
+// Arithmetic writes (add_, mul_) are ops (ops/tensor_methods.cpp). None is recorded; each
+// bumps the storage's version.
 #include <cmath>
 #include <vector>
 
@@ -52,6 +52,11 @@ void Tensor::check_no_overlap(std::string_view op) const {
            shape_str(shape()), shape_str(strides()));
 }
 
+bool same_elements(const Tensor& a, const Tensor& b) {
+  return a.impl()->storage == b.impl()->storage && a.storage_offset() == b.storage_offset() &&
+         a.shape() == b.shape() && a.strides() == b.strides();
+}
+
 bool spans_meet(const Tensor& a, const Tensor& b) {
   if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
   const std::int64_t a_end = a.storage_offset() + layout_extent(a.shape(), a.strides());
@@ -98,9 +103,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
            dtype_name(src.dtype()));
   check_writable("copy_");
   check_no_overlap("copy_");
-  const bool itself = src.impl()->storage == impl()->storage &&
-                      src.storage_offset() == storage_offset() && src.strides() == strides();
-  if (itself) return *this;
+  if (same_elements(src, *this)) return *this;
   // Memory shared with src in another layout: read src whole first, as the copy means.
   const Tensor from = spans_meet(src, *this) ? src.clone() : src;
   impl()->storage->bump_version();
