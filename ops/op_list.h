@@ -1,7 +1,8 @@
 // The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
 // here; ops/CMakeLists.txt reads this list for the sources and the umbrella header. MG_VIEW:
-// a view whose backward needs an op (expand sums), defined here rather than in the core; its
-// folder joins like an op's, and nothing is registered (views are not in the registry).
+// a view defined on the ops floor (expand, whose backward sums; position_embedding, a narrow
+// behind the position rule's checks): its folder joins like an op's, and nothing is registered
+// (views are not in the registry).
 MG_OP(add)
 MG_OP(sub)
 MG_OP(mul)
@@ -18,7 +19,7 @@ MG_VIEW(expand)
 MG_OP(matmul)
 MG_OP(embedding)
 MG_OP(embedding_backward)
-MG_OP(position_embedding)
+MG_VIEW(position_embedding)
 MG_OP(position_embedding_backward)
 MG_OP(token_position_embedding)
 MG_OP(moving_average)

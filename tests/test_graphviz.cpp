@@ -117,7 +117,7 @@ struct TinyAndrea {
 TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
   TinyAndrea a;
   ParsedDot dot(to_dot(a.loss, a.options(false)));
-  for (const char* op : {"embedding", "position_embedding", "add", "matmul", "sum"}) {
+  for (const char* op : {"embedding", "narrow", "add", "matmul", "sum"}) {
     EXPECT_EQ(dot.nodes(op).size(), 1u) << op;
   }
   ASSERT_EQ(dot.nodes("input.tok_emb.weight").size(), 1u);
@@ -127,17 +127,16 @@ TEST(Graphviz, ForwardNodesLeavesAndEdgesOfInputLayerPlusHead) {
             "input.pos_emb.weight\\n[6, 4] f32\\nparameter, requires grad");
   EXPECT_EQ(dot.nodes("head.weight")[0], "head.weight\\n[4, 11] f32\\nparameter, requires grad");
   EXPECT_EQ(dot.nodes("ids")[0], "ids\\n[2, 5] i64\\nconstant");
-  EXPECT_EQ(dot.nodes("position_embedding")[0],
-            "position_embedding\\nT=5, offset=0\\n-> [5, 4] f32");
+  EXPECT_EQ(dot.nodes("narrow")[0], "narrow\\ndim=0, start=0, length=5\\n-> [5, 4] f32");
   EXPECT_EQ(dot.nodes("matmul")[0],
             "matmul\\ntranspose_a=false, transpose_b=false\\n-> [2, 5, 11] f32");
   EXPECT_EQ(dot.nodes("sum")[0], "sum\\ndims={}, keepdim=false\\n-> [] f32");
 
   EXPECT_EQ(dot.count_edges("input.tok_emb.weight", "embedding", "table"), 1);
   EXPECT_EQ(dot.count_edges("ids", "embedding", "ids"), 1);
-  EXPECT_EQ(dot.count_edges("input.pos_emb.weight", "position_embedding", "table"), 1);
+  EXPECT_EQ(dot.count_edges("input.pos_emb.weight", "narrow", "self"), 1);  // position_embedding
   EXPECT_EQ(dot.count_edges("embedding", "add", "a"), 1);
-  EXPECT_EQ(dot.count_edges("position_embedding", "add", "b"), 1);
+  EXPECT_EQ(dot.count_edges("narrow", "add", "b"), 1);
   EXPECT_EQ(dot.count_edges("add", "matmul", "a"), 1);
   EXPECT_EQ(dot.count_edges("head.weight", "matmul", "b"), 1);
   EXPECT_EQ(dot.count_edges("matmul", "sum", "x"), 1);
@@ -157,10 +156,9 @@ TEST(Graphviz, BackwardRulesAndGradientEdgesIntoParameters) {
   EXPECT_EQ(dot.count_edges("upstream gradient", "matmul", "a"), 1);  // expanded: no copy
   EXPECT_EQ(dot.nodes("matmul").size(), 3u);  // the forward one and two in its backward
   EXPECT_EQ(dot.nodes("embedding_backward").size(), 1u);
-  EXPECT_EQ(dot.nodes("position_embedding_backward").size(), 1u);
+  EXPECT_EQ(dot.nodes("place_in_zeros").size(), 1u);  // narrow's rule
   EXPECT_EQ(dot.count_edges("embedding_backward", "input.tok_emb.weight", "grad table"), 1);
-  EXPECT_EQ(dot.count_edges("position_embedding_backward", "input.pos_emb.weight", "grad table"),
-            1);
+  EXPECT_EQ(dot.count_edges("place_in_zeros", "input.pos_emb.weight", "grad self"), 1);
   EXPECT_EQ(dot.count_edges("matmul", "head.weight", "grad b"), 1);
   // Forward tensors a backward op reads are named in its label.
   EXPECT_EQ(dot.nodes("embedding_backward")[0],

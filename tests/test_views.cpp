@@ -52,6 +52,17 @@ TEST(Layouts, StridesAndContiguityFollowLibtorch) {
   expect_error_containing([] { wrap_dim(3, 3, "op"); }, "op: argument 'dim'");
 }
 
+// An empty tensor's sizes may multiply past INT64_MAX beside its 0: its strides saturate
+// rather than wrap (undefined behaviour), and views of it stay empty.
+TEST(Layouts, EmptyTensorsWithHugeSizesKeepDefinedStrides) {
+  EXPECT_EQ(contiguous_strides({2, kMax, 0}), (Shape{kMax, 1, 1}));
+  Tensor empty = Tensor::zeros({2, kMax, 0});
+  EXPECT_EQ(empty.unsqueeze(0).numel(), 0);
+  EXPECT_EQ(empty.unsqueeze(1).shape(), (Shape{2, 1, kMax, 0}));
+  EXPECT_EQ(empty.permute({2, 0, 1}).numel(), 0);
+  EXPECT_EQ(empty.transpose(0, 2).contiguous().shape(), (Shape{0, kMax, 2}));
+}
+
 TEST(Views, TransposePermuteAndTShareStorageUnderNewStrides) {
   Tensor x = iota({2, 3});
   Tensor t = x.t();
@@ -82,8 +93,12 @@ TEST(Views, ContiguousCopiesOnlyAViewThatIsNotAndCountsTheBytes) {
   EXPECT_NE(c.impl()->storage, x.impl()->storage);
   EXPECT_EQ(values(c), values(x.t()));
   EXPECT_EQ(layout_copy_bytes(), before + 12 * sizeof(double));
-  // An op whose kernels take contiguous inputs only (sum) gets a copy from the dispatcher.
+  // An op whose kernels take contiguous inputs only (squared_norm) gets a copy from the
+  // dispatcher; one that reads strides (sum) does not.
+  EXPECT_EQ(squared_norm(x.t().narrow(0, 1, 2)).item(), 1 + 25 + 81 + 4 + 36 + 100);
+  EXPECT_EQ(layout_copy_bytes(), before + 18 * sizeof(double));
   EXPECT_EQ(x.t().narrow(0, 1, 2).sum().item(), 1 + 5 + 9 + 2 + 6 + 10);
+  EXPECT_EQ(x.t().mean({1}).to_f64_vector(), (std::vector<double>{4, 5, 6, 7}));
   EXPECT_EQ(layout_copy_bytes(), before + 18 * sizeof(double));
 }
 

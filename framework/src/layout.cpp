@@ -14,7 +14,11 @@ Shape contiguous_strides(const Shape& shape) {
   std::int64_t step = 1;
   for (std::size_t axis = shape.size(); axis-- > 0;) {
     strides[axis] = step;
-    step *= std::max<std::int64_t>(shape[axis], 1);  // cannot wrap: the shape's numel fits
+    // Saturated, not wrapped: the product passes INT64_MAX only beside a size 0 (the numel
+    // fits otherwise), and an empty tensor's strides are never stepped.
+    if (__builtin_mul_overflow(step, std::max<std::int64_t>(shape[axis], 1), &step)) {
+      step = kInt64Max;
+    }
   }
   return strides;
 }
@@ -31,9 +35,9 @@ bool is_contiguous_layout(const Shape& shape, const Shape& strides) {
 }
 
 std::int64_t layout_extent(const Shape& shape, const Shape& strides) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t last = 0;
   for (std::size_t axis = 0; axis < shape.size(); ++axis) {
-    if (shape[axis] == 0) return 0;
     last = checked_add(last, checked_mul(shape[axis] - 1, strides[axis], "tensor", "strides"),
                        "tensor", "strides");
   }

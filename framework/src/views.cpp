@@ -24,6 +24,22 @@ struct Axes {
   std::vector<std::int64_t> dims;
 };
 
+// What graph pictures call the placement below (it is no registered op: memory moves only).
+const OpDef& place_in_zeros_def() {
+  static const OpDef def = [] {
+    OpDef op;
+    op.name = "place_in_zeros";
+    op.summary = "a part's gradient placed in a tensor zero elsewhere";
+    op.inputs = {"grad"};
+    op.describe_attrs = [](const std::any& attrs) {
+      const auto& a = attrs_as<AxisRange>("place_in_zeros", attrs);
+      return fmt::format("dim={}, start={}", a.dim, a.start);
+    };
+    return op;
+  }();
+  return def;
+}
+
 // The gradient of a part of `shape` (the part at [start, start + grad's size) of axis dim):
 // each element written once, the part from grad and the rest zero.
 Tensor place_in_zeros(const Tensor& grad, const Shape& shape, std::int64_t dim,
@@ -33,6 +49,7 @@ Tensor place_in_zeros(const Tensor& grad, const Shape& shape, std::int64_t dim,
   out.narrow(dim, 0, start).zero_();
   out.narrow(dim, end, shape[dim] - end).zero_();
   out.narrow(dim, start, length).copy_(grad);
+  notify_op_observer(place_in_zeros_def(), {&grad, 1}, AxisRange{dim, start, length}, out);
   return out;
 }
 
@@ -255,7 +272,10 @@ Tensor Tensor::t() const {
 Tensor Tensor::unsqueeze(std::int64_t dim) const {
   dim = wrap_dim(dim, this->dim() + 1, "unsqueeze");
   Shape shape = this->shape(), strides = this->strides();
-  const std::int64_t stride = dim < this->dim() ? shape[dim] * strides[dim] : 1;
+  std::int64_t stride = 1;  // one past the next axis; saturated for an empty tensor's strides
+  if (dim < this->dim() && __builtin_mul_overflow(shape[dim], strides[dim], &stride)) {
+    stride = kInt64Max;
+  }
   shape.insert(shape.begin() + dim, 1);
   strides.insert(strides.begin() + dim, stride);
   return make_view(*this, reshape_def(), {}, shape, strides, storage_offset());

@@ -52,7 +52,13 @@ BroadcastLayout broadcast_layout(std::string_view op, const Shape& a, const Shap
 }
 
 ReduceLayout reduce_layout(std::string_view op, const Shape& x, const Shape& target) {
-  const BroadcastLayout groups = broadcast_layout(op, target, x, x, "shape");
+  return reduce_layout(op, x, contiguous_strides(x), target);
+}
+
+ReduceLayout reduce_layout(std::string_view op, const Shape& x, const Shape& x_strides,
+                           const Shape& target) {
+  const BroadcastLayout groups =
+      broadcast_layout(op, target, contiguous_strides(target), x, x_strides, x, "shape");
   ReduceLayout layout;
   int kept = 0, reduced = 0;
   for (int g = 0; g < groups.rank; ++g) {  // outermost first

@@ -61,5 +61,9 @@ struct ReduceLayout {
 };
 ReduceLayout reduce_layout(std::string_view op, const std::vector<std::int64_t>& x,
                            const std::vector<std::int64_t>& target);
+// The same for x laid out by `x_strides` (a view): the groups' strides are x's own.
+ReduceLayout reduce_layout(std::string_view op, const std::vector<std::int64_t>& x,
+                           const std::vector<std::int64_t>& x_strides,
+                           const std::vector<std::int64_t>& target);
 
 }  // namespace mg

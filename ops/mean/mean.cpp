@@ -106,6 +106,7 @@ void register_mean(OpRegistry& registry) {
                          : scale(ctx.grad_out, 1.0 / static_cast<double>(shapes.count));
     return std::vector<Tensor>{expand(g.view(shapes.keep), x)};
   };
+  op.takes_layout = any_layout;  // sum_to_*_into reads x through its strides
   op.kernels = MG_KERNELS(mean);
   op.reference = mean_reference;
   op.describe_attrs = [](const std::any& attrs) {

@@ -81,6 +81,7 @@ void register_sum(OpRegistry& registry) {
     const Shape keep = reduce_shapes("sum", x, a.dims, a.keepdim).keep;
     return std::vector<Tensor>{expand(ctx.grad_out.view(keep), x)};
   };
+  op.takes_layout = any_layout;  // sum_to_*_into reads x through its strides
   op.kernels = MG_KERNELS(sum);
   op.reference = sum_reference;
   op.describe_attrs = [](const std::any& attrs) {

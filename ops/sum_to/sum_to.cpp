@@ -62,6 +62,7 @@ void register_sum_to(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     return std::vector<Tensor>{expand(ctx.grad_out, ctx.inputs[0].shape())};
   };
+  op.takes_layout = any_layout;  // sum_to_*_into reads x through its strides
   op.kernels = MG_KERNELS(sum_to);
   op.reference = sum_to_reference;
   op.describe_attrs = [](const std::any& attrs) {

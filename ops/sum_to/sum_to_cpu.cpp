@@ -2,7 +2,8 @@
 // the position gradient, or the whole tensor to a scalar loss) x is read as [rows, inner] and
 // summed over rows, split across threads so that the bits do not depend on the thread count:
 // by columns when there are many (each column summed in row order), else by fixed chunks of
-// rows whose partial sums are added in chunk order. A strided loop for every other target.
+// rows whose partial sums are added in chunk order. A strided loop for every other target and
+// for a view (x read through its strides).
 #include <algorithm>
 #include <vector>
 
@@ -16,15 +17,16 @@ namespace mg {
 
 namespace {
 
+// x read through its strides (a view or not), in its row-major order.
 template <typename T>
 void sum_to_loop(const Tensor& x, const Tensor& out) {
-  const T* px = x.data<T>();
+  const T* px = x.data_ptr<T>();
   T* po = out.data<T>();
   std::fill(po, po + out.numel(), T(0));
   // Iterate over x; the "b" strides map each element of x to its slot in out.
-  auto strides_out = broadcast_strides(out.shape(), x.shape());
-  for_each_broadcast(x.shape(), strides_out, strides_out,
-                     [&](std::int64_t i, std::int64_t io, std::int64_t) { po[io] += px[i]; });
+  const auto strides_out = broadcast_strides(out.shape(), x.shape());
+  for_each_broadcast(x.shape(), x.strides(), strides_out,
+                     [&](std::int64_t, std::int64_t ix, std::int64_t io) { po[io] += px[ix]; });
 }
 
 // out [inner] = sum over r of x [rows, inner]; threads take ranges of columns.
@@ -85,7 +87,7 @@ T sum_all(const T* x, std::int64_t n) {
 void sum_to_cpu_into(const Tensor& x, const Tensor& out) {
   dispatch_float(out.dtype(), [&]<typename T>() {
     const std::int64_t inner = out.numel();
-    if (inner > 0 && is_leading_broadcast(out.shape(), x.shape())) {
+    if (inner > 0 && x.is_contiguous() && is_leading_broadcast(out.shape(), x.shape())) {
       if (inner == 1) {
         out.data<T>()[0] = sum_all<T>(x.data<T>(), x.numel());
       } else {

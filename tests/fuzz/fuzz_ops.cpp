@@ -136,9 +136,6 @@ std::any fuzzed_attrs(FuzzedDataProvider& in, const OpDef& op, const std::any& f
   if (how == 1) return std::any{std::string("not attributes")};
   if (how < 8) return from_case;
   const std::string& name = op.name;
-  if (name == "position_embedding") {
-    return PositionEmbeddingAttrs{edge_or_small(in), edge_or_small(in)};
-  }
   if (name == "position_embedding_backward") {
     return PositionEmbeddingBackwardAttrs{edge_or_small(in), edge_or_small(in)};
   }

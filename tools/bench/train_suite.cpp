@@ -114,6 +114,13 @@ void run_train_suite(int batch, const Limits& limits, const SuiteOptions& option
       optimizer.zero_grad();
     };
     step();  // the optimizer's state exists from here on, as in a run
+    const std::uint64_t copied_before = layout_copy_bytes();
+    step();
+    Record copies{.name = "train_step.layout_copies", .threads = num_threads(), .batch = batch};
+    copies.achieved = static_cast<double>(layout_copy_bytes() - copied_before);
+    copies.unit = "bytes";
+    copies.note = "copied by layout changes (contiguous()) in one step; target 0";
+    options.emit(copies);
     const Growth growth = peak_growth(step);
     Timing t = time_reps(step, options.reps, 1);
     options.emit(rate_record("train_step", batch, t, Work::flops, head_flops(n), limits, 0,

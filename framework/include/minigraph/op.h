@@ -252,8 +252,9 @@ void fill_with_poison(const Tensor& t);
 // observer, apply_op pays a single branch.
 using OpObserver = std::function<void(const OpDef& op, std::span<const Tensor> inputs,
                                       const std::any& attrs, const Tensor& out)>;
-// Tells this thread's observer, if any, that `op` ran outside apply_op: contiguous() calls it,
-// so that graph pictures show the copy (views share storage, which the pictures see through).
+// Tells this thread's observer, if any, that `op` ran outside apply_op: contiguous() and the
+// placement of narrow's gradient call it, so that graph pictures show what they make (views
+// share storage, which the pictures see through).
 void notify_op_observer(const OpDef& op, std::span<const Tensor> inputs, const std::any& attrs,
                         const Tensor& out);
 class OpObserverScope {
