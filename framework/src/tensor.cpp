@@ -99,37 +99,54 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   return from_storage(std::move(storage), shape, dtype);
 }
 
-Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
-                            std::int64_t offset) {
-  shape_numel(shape);  // a negative or overflowing size is an error before any stride is made
-  return from_storage(std::move(storage), shape, contiguous_strides(shape), dtype, offset);
-}
+namespace {
 
-Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
-                            const Shape& strides, DType dtype, std::int64_t offset) {
+// The checks of both from_storage forms: elements [offset, end) of `dtype` lie in the storage.
+void check_fits(const Storage* storage, std::int64_t offset, std::int64_t extent, DType dtype) {
   MG_CHECK(storage != nullptr, "tensor", "storage", "a storage to view", "a null pointer");
   MG_CHECK(offset >= 0, "tensor", "offset", "a non-negative element offset", "{}", offset);
-  MG_CHECK(strides.size() == shape.size() &&
-               std::all_of(strides.begin(), strides.end(), [](auto s) { return s >= 0; }),
-           "tensor", "strides", fmt::format("{} non-negative strides", shape.size()), "{}",
-           shape_str(strides));
-  const std::int64_t numel = shape_numel(shape);
-  const std::int64_t end =
-      checked_add(layout_extent(shape, strides), offset, "tensor", "offset + elements");
+  const std::int64_t end = checked_add(extent, offset, "tensor", "offset + elements");
   const std::int64_t bytes = checked_mul(end, static_cast<std::int64_t>(dtype_size(dtype)),
                                          "tensor", "bytes up to the last element");
   MG_CHECK(static_cast<std::uint64_t>(bytes) <= storage->bytes(), "tensor", "storage",
-           fmt::format("at least {} bytes (offset {} + {} elements)", bytes, offset, end - offset),
+           fmt::format("at least {} bytes (offset {} + {} elements)", bytes, offset, extent),
            "{} bytes", storage->bytes());
+}
+
+Tensor make_tensor(std::shared_ptr<Storage> storage, const Shape& shape, Shape strides,
+                   bool contiguous, std::int64_t numel, DType dtype, std::int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();
   impl->numel = numel;
   impl->offset = offset;
   impl->storage = std::move(storage);
   impl->shape = shape;
-  impl->strides = strides;
-  impl->contiguous = is_contiguous_layout(shape, strides);
+  impl->strides = std::move(strides);
+  impl->contiguous = contiguous;
   impl->dtype = dtype;
   return Tensor(std::move(impl));
+}
+
+}  // namespace
+
+// The path of every op's output: no layout to work out beyond the row-major strides.
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
+                            std::int64_t offset) {
+  const std::int64_t numel = shape_numel(shape);
+  check_fits(storage.get(), offset, numel, dtype);
+  return make_tensor(std::move(storage), shape, contiguous_strides(shape), true, numel, dtype,
+                     offset);
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
+                            const Shape& strides, DType dtype, std::int64_t offset) {
+  MG_CHECK(strides.size() == shape.size() &&
+               std::all_of(strides.begin(), strides.end(), [](auto s) { return s >= 0; }),
+           "tensor", "strides", fmt::format("{} non-negative strides", shape.size()), "{}",
+           shape_str(strides));
+  const std::int64_t numel = shape_numel(shape);
+  check_fits(storage.get(), offset, layout_extent(shape, strides), dtype);
+  return make_tensor(std::move(storage), shape, strides, is_contiguous_layout(shape, strides),
+                     numel, dtype, offset);
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
