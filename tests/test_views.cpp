@@ -135,6 +135,19 @@ TEST(Views, UnsqueezeSqueezeViewReshapeFlatten) {
   EXPECT_EQ(x.view({3, 2, 1}).strides(), (Shape{1, 3, 3}));
 }
 
+TEST(Views, PositionEmbeddingIsTheTablesRowsWithoutACopy) {
+  Tensor table = iota({6, 2}).set_requires_grad(true);
+  const auto before = layout_copy_bytes();
+  Tensor rows = position_embedding(table, 2, 3);
+  EXPECT_EQ(rows.impl()->storage, table.impl()->storage);
+  EXPECT_EQ(rows.storage_offset(), 6);
+  EXPECT_EQ(values(rows), (std::vector<double>{6, 7, 8, 9}));
+  rows.backward(Tensor::ones({2, 2}, DType::f64));
+  EXPECT_EQ(values(table.grad()), (std::vector<double>{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(layout_copy_bytes(), before);
+  expect_error_containing([&] { position_embedding(table, 4, 3); }, "T + offset = 4 + 3");
+}
+
 TEST(Views, SplitAndChunkAsLibtorch) {
   Tensor x = iota({5, 2});
   auto pieces = x.split(2);
