@@ -120,7 +120,7 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, const Shape& shape, Shape s
   impl->offset = offset;
   impl->storage = std::move(storage);
   impl->shape = shape;
-  impl->strides = std::move(strides);
+  if (!contiguous) impl->strides = std::move(strides);
   impl->contiguous = contiguous;
   impl->dtype = dtype;
   return Tensor(std::move(impl));
@@ -133,8 +133,7 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape
                             std::int64_t offset) {
   const std::int64_t numel = shape_numel(shape);
   check_fits(storage.get(), offset, numel, dtype);
-  return make_tensor(std::move(storage), shape, contiguous_strides(shape), true, numel, dtype,
-                     offset);
+  return make_tensor(std::move(storage), shape, Shape(), true, numel, dtype, offset);
 }
 
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
@@ -202,6 +201,11 @@ std::int64_t Tensor::size(std::int64_t axis) const {
   MG_CHECK(axis >= -rank && axis < rank, "size", "axis", fmt::format("in [{}, {})", -rank, rank),
            "{}", axis);
   return shape()[axis < 0 ? axis + rank : axis];
+}
+
+Shape Tensor::strides() const {
+  const TensorImpl& impl = checked_impl();
+  return impl.contiguous ? contiguous_strides(impl.shape) : impl.strides;
 }
 
 std::int64_t Tensor::stride(std::int64_t axis) const {
@@ -321,14 +325,17 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::detach() const {
-  return from_storage(checked_impl().storage, shape(), strides(), dtype(), storage_offset());
+  const TensorImpl& impl = checked_impl();
+  if (impl.contiguous) return from_storage(impl.storage, impl.shape, impl.dtype, impl.offset);
+  return from_storage(impl.storage, impl.shape, impl.strides, impl.dtype, impl.offset);
 }
 
 std::int64_t Tensor::element_offset(std::int64_t flat_index) const {
   if (is_contiguous()) return flat_index;
+  const Shape& strides = checked_impl().strides;
   std::int64_t offset = 0;
   for (std::int64_t axis = dim() - 1; axis >= 0; --axis) {
-    offset += flat_index % shape()[axis] * strides()[axis];
+    offset += flat_index % shape()[axis] * strides[axis];
     flat_index /= shape()[axis];
   }
   return offset;

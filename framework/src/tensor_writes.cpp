@@ -77,8 +77,9 @@ Tensor repeated(const Tensor& element, const Tensor& like) {
 void copy_elements(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   StridedCopy copy{dst.raw_data(), src.raw_data(), dtype_size(dst.dtype()), {}, {}, {}};
+  const Shape dst_strides = dst.strides(), src_strides = src.strides();
   for (std::int64_t axis = 0; axis < dst.dim(); ++axis) {
-    const std::int64_t size = dst.shape()[axis], d = dst.strides()[axis], s = src.strides()[axis];
+    const std::int64_t size = dst.shape()[axis], d = dst_strides[axis], s = src_strides[axis];
     if (size == 1) continue;
     if (!copy.shape.empty() && copy.dst_strides.back() == d * size &&
         copy.src_strides.back() == s * size) {
@@ -156,7 +157,7 @@ void Tensor::to_(Device target) {
   Tensor moved = detach().to(target);
   impl.storage = moved.impl()->storage;
   impl.offset = moved.storage_offset();
-  impl.strides = moved.strides();  // moved contiguous
+  impl.strides.clear();  // moved contiguous
   impl.contiguous = true;
   impl.storage->bump_version();  // a graph that saved it on the old device cannot run
   if (impl.grad) Tensor(impl.grad).to_(target);

@@ -241,6 +241,7 @@ Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const {
            fmt::join(dims, ", "));
   std::vector<std::int64_t> axes(dims.size());
   std::vector<bool> seen(dims.size(), false);
+  const Shape from_strides = this->strides();
   Shape shape(dims.size()), strides(dims.size());
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const std::int64_t axis = wrap_dim(dims[i], dim(), "permute", "dims");
@@ -249,7 +250,7 @@ Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const {
     seen[axis] = true;
     axes[i] = axis;
     shape[i] = this->shape()[axis];
-    strides[i] = this->strides()[axis];
+    strides[i] = from_strides[axis];
   }
   return make_view(*this, permute_def(), Axes{axes}, shape, strides, storage_offset());
 }
@@ -282,11 +283,12 @@ Tensor Tensor::unsqueeze(std::int64_t dim) const {
 }
 
 Tensor Tensor::squeeze() const {
+  const Shape from_strides = this->strides();
   Shape shape, strides;
   for (std::int64_t axis = 0; axis < dim(); ++axis) {
     if (this->shape()[axis] == 1) continue;
     shape.push_back(this->shape()[axis]);
-    strides.push_back(this->strides()[axis]);
+    strides.push_back(from_strides[axis]);
   }
   return make_view(*this, reshape_def(), {}, shape, strides, storage_offset());
 }

@@ -42,6 +42,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
            fmt::format("at least {} sizes (the rank of {})", x.dim(), shape_str(x.shape())), "{}",
            shape_str(requested));
   Shape shape(requested.size()), strides(requested.size());
+  const Shape x_strides = x.strides();
   const std::int64_t lead = rank - x.dim();
   for (std::int64_t axis = 0; axis < rank; ++axis) {
     const std::int64_t want = requested[axis];
@@ -59,7 +60,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
         fmt::format("a shape x's {} broadcasts to (only size-1 axes grow)", shape_str(x.shape())),
         "{} (axis {}: {} to {})", shape_str(requested), axis, have, want);
     shape[axis] = want == -1 ? have : want;
-    strides[axis] = shape[axis] == have ? x.strides()[axis - lead] : 0;
+    strides[axis] = shape[axis] == have ? x_strides[axis - lead] : 0;
   }
   std::int64_t numel = 1;
   for (std::int64_t size : shape) numel = checked_mul(numel, size, "expand", "shape");

@@ -67,7 +67,9 @@ struct TensorImpl {
   std::shared_ptr<Storage> storage;
   std::int64_t offset = 0;  // in elements, from the start of the storage
   Shape shape;
-  Shape strides;  // in elements, one per axis (layout.h)
+  // In elements, one per axis (layout.h); empty while contiguous: Tensor::strides() derives
+  // the row-major ones, so that an op's output allocates no strides of its own.
+  Shape strides;
   std::int64_t numel = 0;
   bool contiguous = true;  // is_contiguous_layout(shape, strides), kept with the layout
   DType dtype = DType::f32;
@@ -118,7 +120,7 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
 
   std::int64_t storage_offset() const { return checked_impl().offset; }  // in elements
-  const Shape& strides() const { return checked_impl().strides; }        // in elements
+  Shape strides() const;  // in elements (by value: a contiguous tensor stores none)
   std::int64_t stride(std::int64_t axis) const;  // negative counts from the end
   bool is_contiguous() const { return checked_impl().contiguous; }
   // The version of the storage (bumped by every write through the write paths).
