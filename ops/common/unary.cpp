@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "common/broadcast_layout.h"
+
 namespace mg {
 
 OutputSpec unary_infer(const OpDef& self, std::span<const Tensor> in, const std::any&) {
@@ -17,7 +19,10 @@ OpDef unary_op(std::string name, std::string summary) {
   op.inputs = {"x"};
   op.infer = unary_infer;
   op.out_may_alias_input = true;
-  op.takes_layout = [](std::size_t, const Tensor& x) { return x.device().is_cpu(); };
+  // Views on every device; on CUDA up to the rank its strided kernel carries.
+  op.takes_layout = [](std::size_t, const Tensor& x) {
+    return x.device().is_cpu() || x.dim() <= kMaxBroadcastGroups;
+  };
   return op;
 }
 

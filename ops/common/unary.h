@@ -22,7 +22,8 @@ OutputSpec unary_infer(const OpDef& self, std::span<const Tensor> in, const std:
 
 // An OpDef named `name` over one input "x" with unary_infer as its rule, allowed to write its
 // output over x (out_may_alias_input: each element is read before the same index is written),
-// and taking views on the CPU (unary_cpu reads strides; the CUDA kernels get contiguous x).
+// and taking views (unary_cpu and unary_cuda read strides; on CUDA up to rank
+// kMaxBroadcastGroups, past it the dispatcher hands them a contiguous x).
 OpDef unary_op(std::string name, std::string summary);
 
 // The shapes every unary op is tested on, each case one input made by `input` from its shape

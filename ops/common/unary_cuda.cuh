@@ -1,14 +1,15 @@
 // The CUDA engine of the elementwise unary ops, device side (nvcc only; the host side is
 // common/unary_cuda.h): a grid-stride loop applying the op's functor, with 16-byte loads when
 // the sizes and addresses allow. An op's .cu includes its functor's header and this one, and
-// instantiates the launcher for its functor: MG_INSTANTIATE_UNARY(NegFn) in namespace mg::cuda.
-//   N elements; x [N] -> out [N]
+// instantiates the launchers for its functor: MG_INSTANTIATE_UNARY(NegFn) in namespace mg::cuda.
+//   N elements; x [N] (or a view of N elements, read through its strides) -> out [N]
 #pragma once
 
 #include <cstdint>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
+#include "common/broadcast_layout.h"
 
 namespace mg::cuda {
 
@@ -36,6 +37,31 @@ __global__ void unary_vec16_kernel(const V* x, V* out, std::int64_t vectors, Fn 
   }
 }
 
+// x a view: element i of out unravels by layout.size and reads x at its dot product with
+// layout.stride_a (x's own strides over its merged axes).
+template <typename T, typename Fn>
+__global__ void unary_strided_kernel(const T* x, T* out, std::int64_t count, BroadcastLayout layout,
+                                     Fn fn) {
+  for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
+    std::int64_t rest = i, offset = 0;
+    for (int axis = layout.rank - 1; axis > 0; --axis) {
+      const std::int64_t outer = rest / layout.size[axis];
+      offset += (rest - outer * layout.size[axis]) * layout.stride_a[axis];
+      rest = outer;
+    }
+    out[i] = fn(x[offset + rest * layout.stride_a[0]]);
+  }
+}
+
+template <typename T, typename Fn>
+void unary_strided_launch(const T* x, T* out, std::int64_t count, const BroadcastLayout& layout,
+                          Fn fn, cudaStream_t stream) {
+  if (count == 0) return;
+  unary_strided_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(x, out, count, layout,
+                                                                           fn);
+  MG_CUDA_CHECK(cudaGetLastError());
+}
+
 template <typename T, typename Fn>
 void unary_launch(const T* x, T* out, std::int64_t count, Fn fn, cudaStream_t stream) {
   if (count == 0) return;
@@ -57,4 +83,8 @@ void unary_launch(const T* x, T* out, std::int64_t count, Fn fn, cudaStream_t st
   template void unary_launch<float, Fn<float>>(const float*, float*, std::int64_t, Fn<float>,      \
                                                cudaStream_t);                                      \
   template void unary_launch<double, Fn<double>>(const double*, double*, std::int64_t, Fn<double>, \
-                                                 cudaStream_t);
+                                                 cudaStream_t);                                    \
+  template void unary_strided_launch<float, Fn<float>>(                                            \
+      const float*, float*, std::int64_t, const BroadcastLayout&, Fn<float>, cudaStream_t);        \
+  template void unary_strided_launch<double, Fn<double>>(                                          \
+      const double*, double*, std::int64_t, const BroadcastLayout&, Fn<double>, cudaStream_t);

@@ -9,6 +9,8 @@
 #include <cstdint>
 
 #include "backends/cuda/cuda_backend.h"
+#include "common/broadcast_layout.h"
+#include "minigraph/layout.h"
 #include "minigraph/op.h"
 
 namespace mg::cuda {
@@ -17,6 +19,10 @@ namespace mg::cuda {
 // T: float or double; Fn: a functor of common/unary_functor.h over T.
 template <typename T, typename Fn>
 void unary_launch(const T* x, T* out, std::int64_t count, Fn fn, cudaStream_t stream);
+// The same for x a view: read at the offsets `layout` gives (its stride_a).
+template <typename T, typename Fn>
+void unary_strided_launch(const T* x, T* out, std::int64_t count, const BroadcastLayout& layout,
+                          Fn fn, cudaStream_t stream);
 
 }  // namespace mg::cuda
 
@@ -30,8 +36,17 @@ void unary_cuda(const KernelContext& ctx, Make&& make) {
   Tensor& out = ctx.out;
   cudaStream_t stream = cuda::activate(out.device()).stream();
   dispatch_float(out.dtype(), [&]<typename T>() {
-    cuda::unary_launch(x.data<T>(), out.data<T>(), out.numel(), make.template operator()<T>(),
-                       stream);
+    if (x.is_contiguous()) {
+      cuda::unary_launch(x.data<T>(), out.data<T>(), out.numel(), make.template operator()<T>(),
+                         stream);
+      return;
+    }
+    // A view (unary_op's takes_layout: at most kMaxBroadcastGroups axes): x's strides as the
+    // first input of a one-input broadcast to its own shape.
+    const BroadcastLayout layout = broadcast_layout(ctx.op.name, x.shape(), x.strides(), x.shape(),
+                                                    contiguous_strides(x.shape()), x.shape(), "x");
+    cuda::unary_strided_launch(x.data_ptr<T>(), out.data<T>(), out.numel(), layout,
+                               make.template operator()<T>(), stream);
   });
 }
 
