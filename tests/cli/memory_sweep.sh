@@ -9,6 +9,10 @@
 #   memory_sweep.sh MINIGRAPH WORK_DIR
 set -u
 mg=$1 work=$2
+# 16 threads whatever the machine: each thread's stack and malloc arena count against
+# ulimit -v, so a 2-core CI machine checks what a 16-core one meets (libgomp ended `train`
+# there, exit 1, when a parallel loop took OpenMP's default count instead of minigraph's).
+export OMP_NUM_THREADS=16
 rm -rf "$work" && mkdir -p "$work" || exit 1
 tiny=(--d-model 8 --context 8 --batch 2)
 "$mg" train --vocab-size 2048 "${tiny[@]}" --steps 2 --eval-every 0 --checkpoint "$work/ck" \

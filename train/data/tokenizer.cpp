@@ -13,6 +13,7 @@
 #include "minigraph/atomic_file.h"
 #include "minigraph/error.h"
 #include "minigraph/regular_file.h"
+#include "minigraph/threads.h"
 
 namespace mg::train {
 
@@ -171,13 +172,15 @@ std::vector<std::int32_t> Tokenizer::encode_file(const std::string& path) const 
   // Lines are encoded in parallel (Encode is const and thread-safe) into per-chunk vectors
   // joined in order, so the ids do not depend on the thread count. No exception may leave an
   // OpenMP region: a failure (a status, or an exception such as std::bad_alloc) is kept and
-  // thrown after it.
+  // thrown after it. The team is minigraph's (num_threads()): the count whose stacks were found
+  // to fit, not OpenMP's default, which libgomp ends the process for when ulimit -v cannot
+  // hold it.
   const auto line_count = static_cast<std::int64_t>(lines.size());
   const std::int64_t chunks = std::min<std::int64_t>(line_count, 256);
   std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(chunks));
   std::vector<std::string> failures(static_cast<std::size_t>(chunks));
   std::vector<std::exception_ptr> exceptions(static_cast<std::size_t>(chunks));
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(mg::num_threads())
   for (std::int64_t c = 0; c < chunks; ++c) {
     try {
       std::vector<int> ids;
