@@ -4,6 +4,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
 #include "broadcast_to/broadcast_to_cuda.cuh"
+#include "common/broadcast_layout.cuh"
 
 namespace mg::cuda {
 
@@ -13,13 +14,7 @@ template <typename T>
 __global__ void broadcast_to_kernel(const T* __restrict__ x, T* __restrict__ out,
                                     std::int64_t count, BroadcastLayout layout) {
   for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
-    std::int64_t rest = i, offset = 0;
-    for (int axis = layout.rank - 1; axis > 0; --axis) {
-      const std::int64_t outer = rest / layout.size[axis];
-      offset += (rest - outer * layout.size[axis]) * layout.stride_a[axis];
-      rest = outer;
-    }
-    out[i] = x[offset + rest * layout.stride_a[0]];
+    out[i] = x[layout_offset(i, layout, layout.stride_a)];
   }
 }
 
@@ -35,7 +30,7 @@ void broadcast_to_launch(const T* x, T* out, std::int64_t count, const Broadcast
 
 template void broadcast_to_launch<float>(const float*, float*, std::int64_t, const BroadcastLayout&,
                                          cudaStream_t);
-template void broadcast_to_launch<double>(const double*, double*, std::int64_t, const BroadcastLayout&,
-                                          cudaStream_t);
+template void broadcast_to_launch<double>(const double*, double*, std::int64_t,
+                                          const BroadcastLayout&, cudaStream_t);
 
 }  // namespace mg::cuda

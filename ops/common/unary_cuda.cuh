@@ -9,7 +9,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "common/broadcast_layout.h"
+#include "common/broadcast_layout.cuh"
 
 namespace mg::cuda {
 
@@ -37,19 +37,13 @@ __global__ void unary_vec16_kernel(const V* x, V* out, std::int64_t vectors, Fn 
   }
 }
 
-// x a view: element i of out unravels by layout.size and reads x at its dot product with
-// layout.stride_a (x's own strides over its merged axes).
+// x a view: element i of out reads x through layout.stride_a (x's own strides over its merged
+// axes).
 template <typename T, typename Fn>
 __global__ void unary_strided_kernel(const T* x, T* out, std::int64_t count, BroadcastLayout layout,
                                      Fn fn) {
   for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
-    std::int64_t rest = i, offset = 0;
-    for (int axis = layout.rank - 1; axis > 0; --axis) {
-      const std::int64_t outer = rest / layout.size[axis];
-      offset += (rest - outer * layout.size[axis]) * layout.stride_a[axis];
-      rest = outer;
-    }
-    out[i] = fn(x[offset + rest * layout.stride_a[0]]);
+    out[i] = fn(x[layout_offset(i, layout, layout.stride_a)]);
   }
 }
 
