@@ -62,9 +62,10 @@ bool has_internal_overlap(const Shape& shape, const Shape& strides) {
 
 std::optional<Shape> view_strides(const Shape& from, const Shape& from_strides,
                                   const Shape& shape) {
-  if (from.empty()) return contiguous_strides(shape);
+  if (from.empty() || std::find(from.begin(), from.end(), 0) != from.end()) {
+    return contiguous_strides(shape);
+  }
   Shape strides(shape.size());
-  if (std::find(from.begin(), from.end(), 0) != from.end()) return contiguous_strides(shape);
   // Walk both shapes from the end in chunks of equal element count; inside a chunk `from` must
   // be contiguous with itself, and the new axes take strides inside it.
   std::int64_t view_axis = static_cast<std::int64_t>(shape.size()) - 1;

@@ -187,7 +187,9 @@ Tensor Tensor::view(const Shape& requested) const {
 
 Tensor Tensor::reshape(const Shape& requested) const {
   const Shape shape = resolve_shape(requested, numel(), this->shape(), "reshape");
-  if (view_strides(this->shape(), strides(), shape)) return view(shape);
+  if (auto viewed = view_strides(this->shape(), this->strides(), shape)) {
+    return make_view(*this, reshape_def(), {}, shape, *viewed, storage_offset());
+  }
   return contiguous().view(shape);
 }
 
@@ -214,11 +216,11 @@ Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length)
       length >= 0 && length <= size - start, "narrow", "length",
       fmt::format("in [0, {}] (axis {} of size {} from start {})", size - start, dim, size, start),
       "{}", length);
-  Shape shape = this->shape();
+  Shape shape = this->shape(), strides = this->strides();
   shape[dim] = length;
   // An empty part keeps the offset: one past the end of a strided axis may pass the storage.
-  const std::int64_t offset = storage_offset() + (length == 0 ? 0 : start * strides()[dim]);
-  return make_view(*this, narrow_def(), AxisRange{dim, start, length}, shape, strides(), offset);
+  const std::int64_t offset = storage_offset() + (length == 0 ? 0 : start * strides[dim]);
+  return make_view(*this, narrow_def(), AxisRange{dim, start, length}, shape, strides, offset);
 }
 
 Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {

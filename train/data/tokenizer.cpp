@@ -170,20 +170,19 @@ std::vector<std::int32_t> Tokenizer::encode_file(const std::string& path) const 
     position = end + 1;
   }
   // Lines are encoded in parallel (Encode is const and thread-safe) into per-chunk vectors
-  // joined in order, so the ids do not depend on the thread count. No exception may leave an
-  // OpenMP region: a failure (a status, or an exception such as std::bad_alloc) is kept and
-  // thrown after it. The team is minigraph's (num_threads()): the count whose stacks were found
-  // to fit, not OpenMP's default, which libgomp ends the process for when ulimit -v cannot
-  // hold it.
+  // joined in order, so the ids do not depend on the thread count. parallel_for runs them on
+  // minigraph's threads (num_threads(): the count whose stacks were found to fit, where
+  // OpenMP's default count can end the process under ulimit -v) and throws an exception of a
+  // part (std::bad_alloc, say) after all have run; a status is kept per chunk and reported in
+  // line order.
   const auto line_count = static_cast<std::int64_t>(lines.size());
   const std::int64_t chunks = std::min<std::int64_t>(line_count, 256);
   std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(chunks));
   std::vector<std::string> failures(static_cast<std::size_t>(chunks));
-  std::vector<std::exception_ptr> exceptions(static_cast<std::size_t>(chunks));
-#pragma omp parallel for schedule(dynamic) num_threads(mg::num_threads())
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    try {
-      std::vector<int> ids;
+  const int workers = static_cast<int>(std::min<std::int64_t>(num_threads(), chunks));
+  parallel_for(workers, [&](int worker) {
+    std::vector<int> ids;
+    for (std::int64_t c = worker; c < chunks; c += workers) {
       auto& part = parts[static_cast<std::size_t>(c)];
       for (std::int64_t l = line_count * c / chunks; l < line_count * (c + 1) / chunks; ++l) {
         const auto status = impl_->processor.Encode(lines[static_cast<std::size_t>(l)], &ids);
@@ -194,13 +193,8 @@ std::vector<std::int32_t> Tokenizer::encode_file(const std::string& path) const 
         }
         part.insert(part.end(), ids.begin(), ids.end());
       }
-    } catch (...) {
-      exceptions[static_cast<std::size_t>(c)] = std::current_exception();
     }
-  }
-  for (const std::exception_ptr& e : exceptions) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   std::size_t total = 0;
   for (std::size_t c = 0; c < parts.size(); ++c) {
     MG_CHECK(failures[c].empty(), "Tokenizer::encode_file", "path", "text SentencePiece can encode",
