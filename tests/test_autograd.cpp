@@ -137,8 +137,163 @@ TEST(Autograd, RecordedGraphCanBeWalked) {
   for (const Node* n : nodes) names.push_back(n->op->name);
   // position_embedding is a view: narrow.
   EXPECT_EQ(names, (std::vector<std::string>{"embedding", "narrow", "add", "matmul"}));
-  EXPECT_EQ(nodes.back()->inputs[1].is_same(w), true);
+  EXPECT_EQ(nodes.back()->inputs[1].leaf(), w.impl_ptr());
   EXPECT_EQ(nodes.back()->inputs[0].grad_fn().get(), nodes[2]);
+  // What each node kept: add reads nothing, matmul both inputs, embedding its ids.
+  EXPECT_FALSE(nodes[2]->inputs[0].saved().tensor.defined());
+  EXPECT_TRUE(nodes.back()->inputs[1].saved().tensor.is_same(w));
+  EXPECT_TRUE(nodes[0]->inputs[1].saved().tensor.is_same(ids));
+  EXPECT_FALSE(nodes[0]->inputs[0].saved().tensor.defined());
+}
+
+// Only what a backward reads is saved and version-checked (derivatives.yaml's rule): add
+// reads neither input, so a write into one between forward and backward is legal; mul reads
+// both, so it is refused, naming the op and the input, with every gradient left as it was.
+TEST(Autograd, AWriteIntoAnInputIsRefusedOnlyWhereTheBackwardReadsIt) {
+  Tensor a = param({1, 2}, {2}), b = param({3, 4}, {2});
+  Tensor y = sum(add(a, b));
+  {
+    NoGradGuard no_grad;
+    a.fill_(5);
+  }
+  y.backward();
+  EXPECT_EQ(a.grad().to_vector<double>(), (std::vector<double>{1, 1}));
+  EXPECT_EQ(b.grad().to_vector<double>(), (std::vector<double>{1, 1}));
+
+  Tensor z = sum(mul(a, b));
+  {
+    NoGradGuard no_grad;
+    b.fill_(6);
+  }
+  testing::expect_error_containing([&] { z.backward(); },
+                                   "mul: argument 'b': expected the values its backward reads");
+  EXPECT_EQ(a.grad().to_vector<double>(), (std::vector<double>{1, 1}));
+}
+
+// exp's backward reads its result (d exp(x) = exp(x) dx): one mul, no second exp; a write into
+// that result before the backward is refused under the name "result".
+TEST(Autograd, ExpReadsItsResultAndAWriteIntoItIsRefused) {
+  Tensor x = param({0, 1, -2}, {3});
+  Tensor e = exp(x);
+  std::vector<std::string> ran;
+  {
+    OpObserverScope observe([&](const OpDef& op, auto&&...) { ran.push_back(op.name); });
+    e.backward(Tensor::ones({3}, DType::f64), /*retain_graph=*/true);
+  }
+  EXPECT_EQ(ran, std::vector<std::string>{"mul"});
+  EXPECT_EQ(x.grad().to_vector<double>(), e.to_vector<double>());
+  {
+    NoGradGuard no_grad;
+    e.add_(Tensor::ones({3}, DType::f64));
+  }
+  testing::expect_error_containing([&] { e.backward(Tensor::ones({3}, DType::f64)); },
+                                   "exp: argument 'result'");
+}
+
+// A node's saved tensors go as soon as its rule has run: by the time scale's rule runs (after
+// mul's), the q that only mul kept is freed; with retain_graph it is still there.
+TEST(Autograd, SavedTensorsAreReleasedRightAfterTheirNodesRuleUnlessRetained) {
+  for (bool retain : {false, true}) {
+    Tensor x = param({1, 2}, {2}), w = param({3, 4}, {2});
+    Tensor q = scale(x, 2.0);  // scale keeps nothing
+    Tensor loss = sum(mul(q, w));
+    std::weak_ptr<Storage> q_storage = q.impl()->storage;
+    q = Tensor();
+    bool freed_before_scale = false;
+    {
+      OpObserverScope observe([&](const OpDef& op, auto&&...) {
+        if (op.name == "scale") freed_before_scale = q_storage.expired();
+      });
+      loss.backward(Tensor(), retain);
+    }
+    EXPECT_EQ(freed_before_scale, !retain) << "retain_graph = " << retain;
+    EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{6, 8}));
+    if (retain) {
+      loss.backward();  // the retained graph runs again, then is released
+      EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{12, 16}));
+      EXPECT_TRUE(q_storage.expired());
+    }
+    testing::expect_error_containing([&] { loss.backward(); },
+                                     "a graph released by an earlier backward (at op 'sum')");
+  }
+  // What every node kept is gone after a pass: inputs, results and kernel-saved tensors.
+  Tensor x = param({1, 2}, {2}), w = param({3, 4}, {2});
+  Tensor loss = sum(exp(mul(x, w)));
+  loss.backward();
+  for (const Node* node : graph_nodes(loss)) {
+    EXPECT_TRUE(node->released) << node->op->name;
+    EXPECT_FALSE(node->result.tensor.defined()) << node->op->name;
+    EXPECT_TRUE(node->kernel_saved.empty()) << node->op->name;
+    for (std::size_t i = 0; i < node->inputs.size(); ++i) {
+      EXPECT_FALSE(node->inputs[i].saved().tensor.defined()) << node->op->name << " " << i;
+    }
+  }
+}
+
+// A rule's gradient must have its input's shape and dtype: another is an error naming both.
+TEST(Autograd, ARuleGradientOfAnotherDtypeIsRefused) {
+  OpDef def;
+  def.name = "test_gradient_in_f32";
+  def.inputs = {"x"};
+  def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+    return OutputSpec{in[0].shape(), in[0].dtype()};
+  };
+  def.kernels = device_kernels([](const KernelContext& ctx) { ctx.out.copy_(ctx.inputs[0]); });
+  def.backward = [](const BackwardContext& ctx) {
+    return std::vector<Tensor>{ctx.grad_out.to(DType::f32)};
+  };
+  const OpDef& op = OpRegistry::instance().add(std::move(def));
+  Tensor x = param({2, 3}, {2});
+  testing::expect_error_containing(
+      [&] { sum(apply_op(op, {x})).backward(); },
+      "backward rule gradient for 'x'': expected shape [2] and dtype f64, got shape [2] and "
+      "dtype f32");
+  EXPECT_FALSE(x.grad().defined());
+}
+
+// An op names what its backward reads when it is registered; a rule that reads anything else
+// gets an error saying what to declare.
+TEST(Autograd, BackwardReadsAreCheckedAtRegistrationAndWhenARuleReads) {
+  auto identity = [](std::string name, std::vector<std::string> reads, bool reads_input) {
+    OpDef def;
+    def.name = std::move(name);
+    def.inputs = {"x"};
+    def.infer = [](const OpDef&, std::span<const Tensor> in, const std::any&) {
+      return OutputSpec{in[0].shape(), in[0].dtype()};
+    };
+    def.kernels = device_kernels([](const KernelContext& ctx) { ctx.out.copy_(ctx.inputs[0]); });
+    def.backward = [reads_input](const BackwardContext& ctx) {
+      return std::vector<Tensor>{reads_input ? mul(ctx.grad_out, div(ctx.input(0), ctx.input(0)))
+                                             : mul(ctx.grad_out, div(ctx.result(), ctx.result()))};
+    };
+    def.backward_reads = std::move(reads);
+    return def;
+  };
+  auto& registry = OpRegistry::instance();
+  testing::expect_error_containing(
+      [&] { registry.add(identity("test_reads_unknown", {"y"}, true)); },
+      "register_op: argument 'test_reads_unknown.backward_reads': expected names of the op's "
+      "inputs (x) or \"result\", got 'y'");
+  OpDef no_rule = identity("test_reads_without_rule", {"x"}, true);
+  no_rule.backward = nullptr;
+  testing::expect_error_containing([&] { registry.add(no_rule); },
+                                   "names only for an op with a backward rule");
+  EXPECT_EQ(registry.find("test_reads_unknown"), nullptr);
+
+  const OpDef& undeclared = registry.add(identity("test_reads_undeclared", {}, true));
+  const OpDef& result_only = registry.add(identity("test_reads_result_only", {"result"}, true));
+  const OpDef& declared = registry.add(identity("test_reads_declared", {"x", "result"}, false));
+  EXPECT_EQ(declared.backward_read_set.inputs, 1U);
+  EXPECT_TRUE(declared.backward_read_set.result);
+  Tensor x = param({2, 3}, {2});
+  for (const OpDef* op : {&undeclared, &result_only}) {
+    testing::expect_error_containing(
+        [&] { sum(apply_op(*op, {x})).backward(); },
+        "a read of input 'x', which it does not name (add it to backward_reads)");
+  }
+  EXPECT_FALSE(x.grad().defined());
+  sum(apply_op(declared, {x})).backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1, 1}));
 }
 
 // The hook data-parallel training starts reductions from: a leaf is reported once, as soon as

@@ -246,6 +246,34 @@ TEST(LinearCrossEntropy, RetainGraphBackwardTwiceGivesTheSameGradients) {
   expect_close({loss.item(), dx, dw}, unfused_loops(p, Reduction::sum), 1e-10);
 }
 
+// A loss's backward() seeds 1: the saved gradients are handed on with no op over them (a
+// full-size pass over dx and dw), and a retained graph still gets copies, so a write into
+// the gradients (clipping scales them in place) cannot reach what a second backward reads.
+TEST(LinearCrossEntropy, AnUpstreamOneRunsNoOpAndARetainedGraphKeepsItsOwnCopy) {
+  Problem p = make_problem({10, 5}, 11, 2);
+  const Result expected = unfused_loops(p, Reduction::mean);
+  Tensor loss = linear_cross_entropy(p.x, p.w, p.targets, {Reduction::mean, -100, 200});
+  std::vector<std::string> ran;
+  {
+    OpObserverScope observe([&](const OpDef& op, auto&&...) { ran.push_back(op.name); });
+    loss.backward(Tensor(), /*retain_graph=*/true);
+  }
+  EXPECT_EQ(ran, std::vector<std::string>{}) << "ops run by the backward: " << ran.size();
+  expect_close({loss.item(), p.x.grad().to_f64_vector(), p.w.grad().to_f64_vector()}, expected,
+               1e-10);
+  const std::vector<double> dw = p.w.grad().to_f64_vector();
+  {
+    NoGradGuard no_grad;
+    p.x.grad().fill_(7);
+    p.w.grad().fill_(7);
+  }
+  p.x.zero_grad();
+  p.w.zero_grad();
+  loss.backward();
+  EXPECT_EQ(p.w.grad().to_f64_vector(), dw);
+  EXPECT_TRUE(loss.grad_fn()->kernel_saved.empty()) << "dx and dw outlive the backward";
+}
+
 TEST(LinearCrossEntropy, BadTargetThrowsAndRecordsNothing) {
   Problem p = make_problem({2, 3, 4}, 6, 0);
   p.targets.set_flat(4, 6);  // position [1, 1]

@@ -1,6 +1,7 @@
-// The backward engine: topological order, then each node's backward rule in reverse.
-// Gradients are gathered in maps and written to the leaves only once the whole pass
-// succeeded, so an error part-way leaves every .grad() untouched.
+// The backward engine, in named steps: ordering (topological, every node checked first),
+// running a node's rule, accumulating the gradients it returns, releasing what the node saved,
+// and landing the leaf gradients, which happens only once the whole pass succeeded, so an
+// error part-way leaves every .grad() untouched.
 #include "minigraph/autograd.h"
 
 #include <algorithm>
@@ -13,13 +14,43 @@
 
 namespace mg {
 
+RecordedInput::RecordedInput(Tensor input, bool save) {
+  const TensorImpl& impl = *input.impl();
+  if (impl.grad_fn) {
+    grad_fn_ = impl.grad_fn;
+  } else if (impl.requires_grad) {
+    leaf_ = input.impl_ptr();
+  } else {
+    constant_shape_ = impl.shape;
+    constant_dtype_ = impl.dtype;
+  }
+  if (save) {
+    const std::uint64_t version = input.version();
+    saved_ = {std::move(input), version};
+  }
+}
+
+const Shape& RecordedInput::shape() const {
+  if (grad_fn_) return grad_fn_->out_shape;
+  return leaf_ ? leaf_->shape : constant_shape_;
+}
+
+DType RecordedInput::dtype() const {
+  if (grad_fn_) return grad_fn_->out_dtype;
+  return leaf_ ? leaf_->dtype : constant_dtype_;
+}
+
 namespace {
 
 thread_local bool g_grad_enabled = true;
 std::atomic<GradientSum> g_gradient_sum{nullptr};
 
-// grad += contribution, out of place (the old gradient may be shared with a caller).
-Tensor accumulate(const Tensor& grad, const Tensor& contribution) {
+std::string input_name(const Node& node, std::size_t i) {
+  return i < node.op->inputs.size() ? node.op->inputs[i] : fmt::format("input {}", i);
+}
+
+// grad + contribution, out of place (the old gradient may be shared with a caller).
+Tensor sum_gradients(const Tensor& grad, const Tensor& contribution) {
   if (!grad.defined()) return contribution;
   GradientSum sum = g_gradient_sum.load();
   MG_CHECK(sum != nullptr, "backward", "gradient sum",
@@ -27,29 +58,66 @@ Tensor accumulate(const Tensor& grad, const Tensor& contribution) {
   return sum(grad, contribution);
 }
 
-// A node's inputs must hold the values they had when it was recorded: its backward rule reads
-// them (matmul's gradients are products with the other input).
-void check_versions(const Node& node) {
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    const std::uint64_t now = node.inputs[i].version(), saved = node.saved_versions[i];
-    MG_CHECK(now == saved, node.op->name,
-             i < node.op->inputs.size() ? node.op->inputs[i] : fmt::format("input {}", i),
-             fmt::format("the values the graph saved (version {})", saved),
-             "version {}: written in place after the forward (copy_, add_, an optimizer step "
-             "...); run the forward again after the write",
-             now);
-  }
+// What a node kept for its rule must hold the values it had when it was recorded: the rule
+// reads them (matmul's gradients are products with the other input).
+void check_version(const Node& node, const std::string& what, const SavedTensor& saved) {
+  if (!saved.tensor.defined()) return;
+  const std::uint64_t now = saved.tensor.version();
+  MG_CHECK(now == saved.version, node.op->name, what,
+           fmt::format("the values its backward reads, saved at version {}", saved.version),
+           "version {}: written in place after the forward (copy_, add_, an optimizer step "
+           "...); run the forward again after the write",
+           now);
 }
 
-void check_released(const std::vector<const Node*>& nodes) {
-  for (const Node* node : nodes) {
-    if (!node->released) check_versions(*node);
-    MG_CHECK(!node->released, "backward", "graph",
-             "a graph kept by the earlier backward (pass retain_graph = true to it)",
-             "a graph released by an earlier backward (at op '{}')", node->op->name);
-    MG_CHECK(static_cast<bool>(node->op->backward), "backward", "graph", "ops with a backward rule",
-             "op '{}', which has none", node->op->name);
+// Whether `node` can run its rule: not released, with a rule, and what it saved unchanged.
+void check_runnable(const Node& node) {
+  MG_CHECK(!node.released, "backward", "graph",
+           "a graph kept by the earlier backward (pass retain_graph = true to it)",
+           "a graph released by an earlier backward (at op '{}')", node.op->name);
+  MG_CHECK(static_cast<bool>(node.op->backward), "backward", "graph", "ops with a backward rule",
+           "op '{}', which has none", node.op->name);
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    check_version(node, input_name(node, i), node.inputs[i].saved());
   }
+  check_version(node, "result", node.result);
+}
+
+// The recorded graph below `root`, inputs before the nodes using them (iterative post-order
+// DFS: deep graphs must not overflow the stack).
+std::vector<Node*> topological_order(const Tensor& root) {
+  std::vector<Node*> order;
+  if (!root.defined() || !root.grad_fn()) return order;
+  std::unordered_set<const Node*> seen;
+  std::vector<std::pair<Node*, std::size_t>> stack{{root.grad_fn().get(), 0}};
+  seen.insert(root.grad_fn().get());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      Node* child = node->inputs[next++].grad_fn().get();
+      if (child && seen.insert(child).second) stack.push_back({child, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+// Ordering: every node the pass will visit, checked before any rule runs.
+std::vector<Node*> backward_order(const Tensor& root) {
+  std::vector<Node*> order = topological_order(root);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) check_runnable(**it);  // root first
+  return order;
+}
+
+// Releasing: what a node kept for its rule goes as soon as the rule has run; the node stays,
+// marked, so that a second backward through it is refused by name.
+void release_saved(Node& node) {
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) node.inputs[i].release_saved();
+  node.result = {};
+  node.kernel_saved.clear();
+  node.released = true;
 }
 
 // The gradient backward starts from: `grad` checked against `root`, or ones for a scalar root.
@@ -73,37 +141,41 @@ Tensor checked_seed(const Tensor& root, const Tensor& grad) {
   return seed;
 }
 
-bool is_leaf_edge(const Tensor& input) { return !input.grad_fn() && input.requires_grad(); }
-
 // One backward pass: the gradients it gathers stay here, apart from the leaves, until
-// commit_leaf_grads, so a pass that fails part-way changes no .grad().
-struct BackwardPass {
-  explicit BackwardPass(const LeafGradReady& hook) : on_leaf_grad_ready(hook) {}
+// land_leaf_grads, so a pass that fails part-way changes no .grad().
+class BackwardPass {
+ public:
+  BackwardPass(const LeafGradReady& hook, bool retain_graph)
+      : on_leaf_grad_ready_(hook), retain_graph_(retain_graph) {}
 
-  // Runs every node's backward rule, from `root` (seeded with `seed`) down to the leaves.
-  void run(const Tensor& root, const Tensor& seed, const std::vector<const Node*>& nodes) {
-    if (on_leaf_grad_ready) count_leaf_edges(nodes);
+  // Runs every node's rule, from `root` (seeded with `seed`) down to the leaves, releasing
+  // each node's saved tensors once its rule has run unless the graph is retained.
+  void run(const Tensor& root, const Tensor& seed, const std::vector<Node*>& order) {
+    if (on_leaf_grad_ready_) count_leaf_edges(order);
     NoGradGuard no_grad;
-    route(root, seed);
-    if (on_leaf_grad_ready && is_leaf_edge(root)) {
-      on_leaf_grad_ready(root, leaf_grads[root.impl()]);
+    const RecordedInput root_edge(root, false);
+    accumulate(root_edge, seed);
+    if (on_leaf_grad_ready_ && root_edge.leaf()) {
+      on_leaf_grad_ready_(root, leaf_grads_[root.impl()]);
     }
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-      const Node* node = *it;
-      run_node(*node);
-      for (const Tensor& input : node->inputs) edge_done(input);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node& node = **it;
+      run_node(node);
+      if (!retain_graph_) release_saved(node);
+      for (std::size_t i = 0; i < node.inputs.size(); ++i) edge_done(node.inputs[i]);
     }
   }
 
-  // Adds this pass's gradients to the leaves' .grad().
-  void commit_leaf_grads() {
-    for (auto& leaf : leaves) {
-      Tensor contribution = std::move(leaf_grads[leaf.get()]);
+  // Landing: adds this pass's gradients to the leaves' .grad().
+  void land_leaf_grads() {
+    for (auto& leaf : leaves_) {
+      Tensor contribution = std::move(leaf_grads_[leaf.get()]);
       if (leaf->grad) {
-        leaf->grad = accumulate(Tensor(leaf->grad), contribution).impl_ptr();
+        leaf->grad = sum_gradients(Tensor(leaf->grad), contribution).impl_ptr();
       } else {
         // A gradient that shares storage with someone else's tensor (e.g. the caller's upstream
-        // gradient, passed through unchanged) is copied, so later in-place use cannot leak.
+        // gradient passed through unchanged, or a retained node's saved tensor) is copied, so
+        // later in-place use cannot leak.
         bool shared =
             contribution.impl_ptr().use_count() > 1 || contribution.impl()->storage.use_count() > 1;
         leaf->grad = (shared ? contribution.clone() : contribution.detach()).impl_ptr();
@@ -111,75 +183,103 @@ struct BackwardPass {
     }
   }
 
-  void route(const Tensor& target, const Tensor& contribution) {
+ private:
+  // Accumulating: a gradient for `target` joins the others of its node, or of its leaf.
+  void accumulate(const RecordedInput& target, const Tensor& contribution) {
     if (target.grad_fn()) {
-      auto& slot = node_grads[target.grad_fn().get()];
-      slot = accumulate(slot, contribution);
-    } else if (target.requires_grad()) {
-      auto [it, inserted] = leaf_grads.try_emplace(target.impl());
-      if (inserted) leaves.push_back(target.impl_ptr());
+      auto& slot = node_grads_[target.grad_fn().get()];
+      slot = sum_gradients(slot, contribution);
+    } else if (const auto& leaf = target.leaf()) {
+      auto [it, inserted] = leaf_grads_.try_emplace(leaf.get());
+      if (inserted) leaves_.push_back(leaf);
       // Contiguous, as the parameter it lands beside: an expanded or transposed gradient
       // would otherwise reach the hook and every optimizer step as a view.
-      it->second = accumulate(it->second, contribution).contiguous();
+      it->second = sum_gradients(it->second, contribution).contiguous();
     }
   }
 
-  // A node that no gradient reached (every rule above it returned none for it) has nothing to run.
+  // Running a node: its rule on the gradient gathered for it, each result checked against the
+  // input it is for. A node no gradient reached (every rule above it returned none for it)
+  // has nothing to run.
   void run_node(const Node& node) {
-    auto found = node_grads.find(&node);
-    if (found == node_grads.end()) return;
+    auto found = node_grads_.find(&node);
+    if (found == node_grads_.end()) return;
     Tensor grad_out = std::move(found->second);
-    node_grads.erase(found);
-    auto grads =
-        node.op->backward(BackwardContext{*node.op, node.inputs, node.attrs, grad_out, node.saved});
+    node_grads_.erase(found);
+    auto grads = node.op->backward(BackwardContext(node, grad_out));
     MG_CHECK(grads.size() == node.inputs.size(), node.op->name, "backward rule",
              fmt::format("{} gradients", node.inputs.size()), "{}", grads.size());
     for (std::size_t i = 0; i < grads.size(); ++i) {
-      const Tensor& input = node.inputs[i];
+      const RecordedInput& input = node.inputs[i];
       if (!grads[i].defined() || !input.requires_grad()) continue;
-      MG_CHECK(grads[i].shape() == input.shape(), node.op->name,
-               "backward rule gradient for '" + node.op->inputs[i] + "'",
-               fmt::format("shape {}", shape_str(input.shape())), "{}",
-               shape_str(grads[i].shape()));
-      route(input, grads[i]);
+      MG_CHECK(
+          grads[i].shape() == input.shape() && grads[i].dtype() == input.dtype(), node.op->name,
+          "backward rule gradient for '" + input_name(node, i) + "'",
+          fmt::format("shape {} and dtype {}", shape_str(input.shape()), dtype_name(input.dtype())),
+          "shape {} and dtype {}", shape_str(grads[i].shape()), dtype_name(grads[i].dtype()));
+      accumulate(input, grads[i]);
     }
   }
 
-  void count_leaf_edges(const std::vector<const Node*>& nodes) {
-    for (const Node* node : nodes) {
-      for (const Tensor& input : node->inputs) {
-        if (is_leaf_edge(input)) ++pending_edges[input.impl()];
+  void count_leaf_edges(const std::vector<Node*>& order) {
+    for (const Node* node : order) {
+      for (std::size_t i = 0; i < node->inputs.size(); ++i) {
+        if (const auto& leaf = node->inputs[i].leaf()) ++pending_edges_[leaf.get()];
       }
     }
   }
 
   // The hook hears of a leaf once the last edge into it has run.
-  void edge_done(const Tensor& input) {
-    if (!on_leaf_grad_ready || !is_leaf_edge(input) || --pending_edges[input.impl()] > 0) return;
-    auto found = leaf_grads.find(input.impl());
-    if (found != leaf_grads.end()) on_leaf_grad_ready(input, found->second);
+  void edge_done(const RecordedInput& input) {
+    const auto& leaf = input.leaf();
+    if (!on_leaf_grad_ready_ || !leaf || --pending_edges_[leaf.get()] > 0) return;
+    auto found = leaf_grads_.find(leaf.get());
+    if (found != leaf_grads_.end()) on_leaf_grad_ready_(Tensor(leaf), found->second);
   }
 
-  const LeafGradReady& on_leaf_grad_ready;
-  std::unordered_map<const Node*, Tensor> node_grads;
-  std::unordered_map<TensorImpl*, Tensor> leaf_grads;  // keyed by leaf; kept alive by the graph
-  std::vector<std::shared_ptr<TensorImpl>> leaves;
+  const LeafGradReady& on_leaf_grad_ready_;
+  const bool retain_graph_;
+  std::unordered_map<const Node*, Tensor> node_grads_;
+  std::unordered_map<TensorImpl*, Tensor> leaf_grads_;  // keyed by leaf; kept alive by leaves_
+  std::vector<std::shared_ptr<TensorImpl>> leaves_;
   // With a hook: the edges into each leaf that are still to run; a leaf is ready at zero.
-  std::unordered_map<TensorImpl*, std::size_t> pending_edges;
+  std::unordered_map<TensorImpl*, std::size_t> pending_edges_;
 };
 
-// Without retain_graph: drops what each node kept for its backward rule.
-void release_graph(const std::vector<const Node*>& nodes) {
-  for (const Node* node : nodes) {
-    auto* mutable_node = const_cast<Node*>(node);
-    mutable_node->inputs.clear();
-    mutable_node->attrs.reset();
-    mutable_node->saved.clear();
-    mutable_node->released = true;
-  }
+}  // namespace
+
+BackwardContext::BackwardContext(const Node& node, const Tensor& grad_out)
+    : op(*node.op), attrs(node.attrs), grad_out(grad_out), saved(node.kernel_saved), node_(node) {}
+
+const Tensor& BackwardContext::input(std::size_t i) const {
+  MG_CHECK(i < node_.inputs.size(), op.name, "backward rule",
+           fmt::format("an input index below {}", node_.inputs.size()), "{}", i);
+  const Tensor& t = node_.inputs[i].saved().tensor;
+  MG_CHECK(t.defined(), op.name, "backward rule",
+           fmt::format("to read only what the op's backward_reads names ({})",
+                       fmt::join(op.backward_reads, ", ")),
+           "a read of input '{}', which it does not name (add it to backward_reads)",
+           input_name(node_, i));
+  return t;
 }
 
-}  // namespace
+const Tensor& BackwardContext::result() const {
+  MG_CHECK(node_.result.tensor.defined(), op.name, "backward rule",
+           fmt::format("to read only what the op's backward_reads names ({})",
+                       fmt::join(op.backward_reads, ", ")),
+           "a read of its result, which it does not name (add \"result\" to backward_reads)");
+  return node_.result.tensor;
+}
+
+const Shape& BackwardContext::input_shape(std::size_t i) const {
+  MG_CHECK(i < node_.inputs.size(), op.name, "backward rule",
+           fmt::format("an input index below {}", node_.inputs.size()), "{}", i);
+  return node_.inputs[i].shape();
+}
+
+bool BackwardContext::needs_grad(std::size_t i) const {
+  return i < node_.inputs.size() && node_.inputs[i].requires_grad();
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_gradient_sum(GradientSum sum) { g_gradient_sum.store(sum); }
@@ -190,16 +290,21 @@ bool will_record(std::span<const Tensor> inputs) {
 }
 
 void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
-                 Shape out_shape, std::vector<Tensor> saved) {
+                 Shape out_shape, std::vector<Tensor> kernel_saved) {
   if (!will_record(inputs)) return;
   auto node = std::make_shared<Node>();
   node->op = &op;
-  for (const Tensor& t : inputs) node->saved_versions.push_back(t.version());
-  node->inputs = std::move(inputs);
+  const BackwardReadSet& reads = op.backward_read_set;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    node->inputs.push_back(RecordedInput(std::move(inputs[i]), reads.reads_input(i)));
+  }
+  // A handle of its own on out's storage: out itself holds the node.
+  if (reads.result) node->result = {out.detach(), out.version()};
   node->attrs = std::move(attrs);
-  node->saved = std::move(saved);
+  node->kernel_saved = std::move(kernel_saved);
   node->out_shape = std::move(out_shape);
   node->out_dtype = out.dtype();
+  node->out_device = out.device();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;
 }
@@ -207,23 +312,8 @@ NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false;
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
 std::vector<const Node*> graph_nodes(const Tensor& root) {
-  std::vector<const Node*> order;
-  if (!root.defined() || !root.grad_fn()) return order;
-  std::unordered_set<const Node*> seen;
-  // Iterative post-order DFS: deep graphs must not overflow the stack.
-  std::vector<std::pair<const Node*, std::size_t>> stack{{root.grad_fn().get(), 0}};
-  seen.insert(root.grad_fn().get());
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->inputs.size()) {
-      const Node* child = node->inputs[next++].grad_fn().get();
-      if (child && seen.insert(child).second) stack.push_back({child, 0});
-    } else {
-      order.push_back(node);
-      stack.pop_back();
-    }
-  }
-  return order;
+  std::vector<Node*> order = topological_order(root);
+  return {order.begin(), order.end()};
 }
 
 void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
@@ -232,19 +322,12 @@ void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
 
 void backward(const Tensor& root, const Tensor& grad, bool retain_graph,
               const LeafGradReady& on_leaf_grad_ready) {
-  Tensor seed = checked_seed(root, grad);
-  auto nodes = graph_nodes(root);
-  check_released(nodes);
-
-  BackwardPass pass(on_leaf_grad_ready);
-  pass.run(root, seed, nodes);
-
-  // Commit: nothing above touched a leaf.
+  const Tensor seed = checked_seed(root, grad);
+  const std::vector<Node*> order = backward_order(root);
+  BackwardPass pass(on_leaf_grad_ready, retain_graph);
+  pass.run(root, seed, order);
   NoGradGuard no_grad;
-  pass.commit_leaf_grads();
-  if (!retain_graph) {
-    release_graph(nodes);
-  }
+  pass.land_leaf_grads();  // nothing before touched a leaf
 }
 
 }  // namespace mg

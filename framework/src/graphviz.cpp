@@ -138,6 +138,18 @@ class DotGraph {
     return it->second;
   }
 
+  // The id of a node's input that no op made: a leaf, a constant its rule reads, or a constant
+  // the node did not keep (drawn from its shape alone, once per use).
+  std::string leaf(const RecordedInput& input) {
+    if (input.leaf()) return leaf(Tensor(input.leaf()));
+    if (input.saved().tensor.defined()) return leaf(input.saved().tensor);
+    const std::string id = fmt::format("unkept{}", unkept_constants_++);
+    add_node("    ", id,
+             "tensor\\n" + shape_and_dtype(input.shape(), input.dtype()) + "\\nconstant",
+             "shape=note, style=filled, fillcolor=\"#eeeeee\"");
+    return id;
+  }
+
   void draw_forward() {
     for (std::size_t i = 0; i < nodes_.size(); ++i) node_ids_[nodes_[i]] = fmt::format("op{}", i);
     if (!root_.grad_fn()) {
@@ -147,13 +159,18 @@ class DotGraph {
     for (const Node* node : nodes_) {
       const std::string& id = node_ids_[node];
       for (std::size_t i = 0; i < node->inputs.size(); ++i) {
-        const Tensor& input = node->inputs[i];
+        const RecordedInput& input = node->inputs[i];
         const Node* maker = input.grad_fn().get();
         std::string from = maker ? node_ids_[maker] : leaf(input);
-        if (maker)
-          saved_.try_emplace(input.impl()->storage.get(),
+        if (const Tensor& kept = input.saved().tensor; maker && kept.defined()) {
+          saved_.try_emplace(kept.impl()->storage.get(),
                              Owner{maker->op->name + "'s output", input.shape()});
+        }
         add_edge(from, id, node->op->inputs[i], "");
+      }
+      if (const Tensor& result = node->result.tensor; result.defined()) {
+        saved_.try_emplace(result.impl()->storage.get(),
+                           Owner{node->op->name + "'s output", node->out_shape});
       }
       std::string style = kForwardOpStyle;
       if (node == root_.grad_fn().get()) style += ", peripheries=2";
@@ -181,7 +198,7 @@ class DotGraph {
   }
 
   void draw_rule(const Node& node, const std::vector<std::string>& sources) {
-    Tensor grad_out = Tensor::zeros(node.out_shape, node.out_dtype, node.inputs[0].device());
+    Tensor grad_out = Tensor::zeros(node.out_shape, node.out_dtype, node.out_device);
     std::vector<AppliedOp> applied;
     std::vector<Tensor> grads;
     {
@@ -189,8 +206,7 @@ class DotGraph {
                                   const std::any& attrs, const Tensor& out) {
         applied.push_back({&op, describe(op, attrs), {inputs.begin(), inputs.end()}, out});
       });
-      grads = node.op->backward(
-          BackwardContext{*node.op, node.inputs, node.attrs, grad_out, node.saved});
+      grads = node.op->backward(BackwardContext(node, grad_out));
     }
     const std::string& forward_id = node_ids_[&node];
     body_ += fmt::format(
@@ -221,7 +237,7 @@ class DotGraph {
     }
     body_ += "    }\n";
     for (std::size_t i = 0; i < grads.size() && i < node.inputs.size(); ++i) {
-      const Tensor& input = node.inputs[i];
+      const RecordedInput& input = node.inputs[i];
       if (!grads[i].defined() || !input.requires_grad()) continue;
       auto g = gradients.find(grads[i].impl()->storage.get());
       std::vector<std::string> made_by =
@@ -271,7 +287,7 @@ class DotGraph {
   std::unordered_map<const TensorImpl*, std::string> leaf_ids_;
   std::unordered_map<const Storage*, Owner> saved_;  // forward tensors by storage
   std::unordered_map<const Node*, std::vector<std::string>> gradient_sources_;
-  std::size_t backward_ops_ = 0, constants_ = 0;
+  std::size_t backward_ops_ = 0, constants_ = 0, unkept_constants_ = 0;
   std::string body_, edges_;
 };
 

@@ -51,6 +51,36 @@ void throw_bad_dispatch(std::string_view expected, DType actual) {
 
 }  // namespace detail
 
+namespace {
+
+// Each name in backward_reads is one of the op's inputs or "result", for an op with a rule.
+BackwardReadSet resolve_backward_reads(const OpDef& op) {
+  BackwardReadSet set;
+  const std::string argument = op.name + ".backward_reads";
+  for (const std::string& name : op.backward_reads) {
+    MG_CHECK(static_cast<bool>(op.backward), "register_op", argument,
+             "names only for an op with a backward rule", "'{}', and no rule", name);
+    auto input = std::find(op.inputs.begin(), op.inputs.end(), name);
+    MG_CHECK(input != op.inputs.end() || name == "result", "register_op", argument,
+             fmt::format("names of the op's inputs ({}) or \"result\"", fmt::join(op.inputs, ", ")),
+             "'{}'", name);
+    if (input == op.inputs.end()) {
+      set.result = true;
+      continue;
+    }
+    const auto index = static_cast<std::size_t>(input - op.inputs.begin());
+    MG_CHECK(name != "result", "register_op", argument,
+             "\"result\" for the op's output, with no input of that name",
+             "an input named 'result'");
+    MG_CHECK(index < 64, "register_op", argument, "inputs among the first 64", "'{}', input {}",
+             name, index);
+    set.inputs |= std::uint64_t{1} << index;
+  }
+  return set;
+}
+
+}  // namespace
+
 const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(!op.name.empty(), "register_op", "name", "a name", "an empty name");
   const OpDef* taken = find(op.name);
@@ -60,6 +90,7 @@ const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule", "none");
   MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
            "a CPU kernel", "none");
+  op.backward_read_set = resolve_backward_reads(op);
   op.origin = origin_;
   ops_.push_back(std::make_unique<OpDef>(std::move(op)));
   return *ops_.back();

@@ -72,9 +72,9 @@ OpDef view_def(std::string name, std::string summary,
 }
 
 const OpDef& reshape_def() {
-  static const OpDef def = view_def(
-      "view", "the same elements under another shape",
-      [](const BackwardContext& ctx) { return ctx.grad_out.reshape(ctx.inputs[0].shape()); });
+  static const OpDef def =
+      view_def("view", "the same elements under another shape",
+               [](const BackwardContext& ctx) { return ctx.grad_out.reshape(ctx.input_shape(0)); });
   return def;
 }
 
@@ -86,11 +86,11 @@ const OpDef& contiguous_def() {
 
 const OpDef& narrow_def() {
   static const OpDef def = [] {
-    OpDef op = view_def(
-        "narrow", "indices [start, start + length) of one axis", [](const BackwardContext& ctx) {
-          const auto& a = ctx.attrs_as<AxisRange>();
-          return place_in_zeros(ctx.grad_out, ctx.inputs[0].shape(), a.dim, a.start);
-        });
+    OpDef op = view_def("narrow", "indices [start, start + length) of one axis",
+                        [](const BackwardContext& ctx) {
+                          const auto& a = ctx.attrs_as<AxisRange>();
+                          return place_in_zeros(ctx.grad_out, ctx.input_shape(0), a.dim, a.start);
+                        });
     op.describe_attrs = [](const std::any& attrs) {
       const auto& a = attrs_as<AxisRange>("narrow", attrs);
       return fmt::format("dim={}, start={}, length={}", a.dim, a.start, a.length);
@@ -102,12 +102,11 @@ const OpDef& narrow_def() {
 
 const OpDef& select_def() {
   static const OpDef def = [] {
-    OpDef op = view_def("select", "one index of one axis, the axis removed",
-                        [](const BackwardContext& ctx) {
-                          const auto& a = ctx.attrs_as<AxisRange>();
-                          return place_in_zeros(ctx.grad_out.unsqueeze(a.dim),
-                                                ctx.inputs[0].shape(), a.dim, a.start);
-                        });
+    OpDef op = view_def(
+        "select", "one index of one axis, the axis removed", [](const BackwardContext& ctx) {
+          const auto& a = ctx.attrs_as<AxisRange>();
+          return place_in_zeros(ctx.grad_out.unsqueeze(a.dim), ctx.input_shape(0), a.dim, a.start);
+        });
     op.describe_attrs = [](const std::any& attrs) {
       const auto& a = attrs_as<AxisRange>("select", attrs);
       return fmt::format("dim={}, index={}", a.dim, a.start);

@@ -55,7 +55,7 @@ void register_add(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     std::vector<Tensor> grads(2);
     for (std::size_t i = 0; i < 2; ++i) {
-      if (ctx.needs_grad(i)) grads[i] = sum_to(ctx.grad_out, ctx.inputs[i].shape());
+      if (ctx.needs_grad(i)) grads[i] = sum_to(ctx.grad_out, ctx.input_shape(i));
     }
     return grads;
   };

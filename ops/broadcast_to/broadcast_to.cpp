@@ -75,7 +75,7 @@ void register_broadcast_to(OpRegistry& registry) {
     return OutputSpec{target, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.inputs[0].shape())};
+    return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.input_shape(0))};
   };
   op.kernels = MG_KERNELS(broadcast_to);
   op.reference = broadcast_to_reference;

@@ -146,10 +146,11 @@ void register_cross_entropy(OpRegistry& registry) {
     Shape out = options.reduction == Reduction::none ? targets_shape : Shape{};
     return OutputSpec{out, in[0].dtype()};
   };
+  op.backward_reads = {"logits", "targets"};
   op.backward = [](const BackwardContext& ctx) {
     const auto& options = ctx.attrs_as<CrossEntropyOptions>();
     return std::vector<Tensor>{
-        cross_entropy_backward(ctx.inputs[0], ctx.inputs[1], ctx.grad_out, options), Tensor()};
+        cross_entropy_backward(ctx.input(0), ctx.input(1), ctx.grad_out, options), Tensor()};
   };
   op.kernels = MG_KERNELS(cross_entropy);
   op.reference = cross_entropy_reference;

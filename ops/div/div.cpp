@@ -65,9 +65,10 @@ void register_div(OpRegistry& registry) {
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
   op.takes_layout = any_layout;  // the engine reads strides
+  op.backward_reads = {"a", "b"};
   op.backward = [](const BackwardContext& ctx) {
-    const Tensor& a = ctx.inputs[0];
-    const Tensor& b = ctx.inputs[1];
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
     const Tensor g_over_b = div(ctx.grad_out, b);  // [broadcast(A, B)]
     std::vector<Tensor> grads(2);
     if (ctx.needs_grad(0)) grads[0] = sum_to(g_over_b, a.shape());

@@ -64,9 +64,10 @@ void register_embedding(OpRegistry& registry) {
     out.push_back(in[0].size(1));
     return OutputSpec{out, in[0].dtype()};
   };
+  op.backward_reads = {"ids"};
   op.backward = [](const BackwardContext& ctx) {
     return std::vector<Tensor>{
-        embedding_backward(ctx.grad_out, ctx.inputs[1], ctx.inputs[0].size(0)), Tensor()};
+        embedding_backward(ctx.grad_out, ctx.input(1), ctx.input_shape(0)[0]), Tensor()};
   };
   op.kernels = MG_KERNELS(embedding);
   op.reference = embedding_reference;

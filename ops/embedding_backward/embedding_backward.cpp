@@ -64,8 +64,9 @@ void register_embedding_backward(OpRegistry& registry) {
              shape_str(in[0].shape()));
     return OutputSpec{{rows, expected.back()}, in[0].dtype()};
   };
+  op.backward_reads = {"ids"};
   op.backward = [](const BackwardContext& ctx) {
-    return std::vector<Tensor>{embedding(ctx.grad_out, ctx.inputs[1]), Tensor()};
+    return std::vector<Tensor>{embedding(ctx.grad_out, ctx.input(1)), Tensor()};
   };
   op.kernels = MG_KERNELS(embedding_backward);
   op.reference = embedding_backward_reference;

@@ -23,7 +23,7 @@ const OpDef& expand_def() {
     op.summary = "size-1 axes repeated without a copy (stride 0)";
     op.inputs = {"self"};
     op.backward = [](const BackwardContext& ctx) {
-      return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.inputs[0].shape())};
+      return std::vector<Tensor>{sum_to(ctx.grad_out, ctx.input_shape(0))};
     };
     op.describe_attrs = [](const std::any& attrs) {
       return "shape=" + shape_str(attrs_as<ExpandAttrs>("expand", attrs).shape);

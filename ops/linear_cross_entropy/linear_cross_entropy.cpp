@@ -3,8 +3,12 @@
 //   x [..., D], w [D, V], targets [...] (i32, i64: ids in [0, V) or ignore_index) -> []
 // The [N, V] logits never exist whole: the kernels walk chunks of rows (options.chunk_bytes).
 // When a backward can follow (KernelContext::saved), the forward also computes dx [..., D]
-// and dw [D, V] for an upstream gradient of 1 and saves them; the backward rule only scales
-// them by the actual upstream scalar (mul), out of place, so retain_graph can read them again.
+// and dw [D, V] for an upstream gradient of 1 and saves them; the backward rule hands them on
+// for an upstream 1 (a loss's backward()) and otherwise scales them (mul, out of place, so
+// retain_graph can read them again). The backward's GEMMs stay in the forward for speed: in
+// the backward they would need the logits' gradient, so either the [N, V] logits kept (what
+// this op exists to avoid) or the logits computed a second time, a fourth GEMM as large as
+// each of the three (x @ w, dlogits @ wᵀ, xᵀ @ dlogits): +1/3 of the head's FLOPs.
 #include "linear_cross_entropy/linear_cross_entropy.h"
 
 #include <algorithm>
@@ -84,12 +88,15 @@ std::vector<Tensor> linear_cross_entropy_backward(const BackwardContext& ctx) {
   // The saved gradients are those of an upstream 1; grad_out is the loss's scalar upstream.
   MG_CHECK(ctx.saved.size() == 2, kOp, "saved tensors", "dx and dw saved by the forward",
            "{} tensors", ctx.saved.size());
+  // The upstream 1 of a loss backward() starts from: the saved gradients are the answer, with
+  // no full-size pass over dx [N, D] and dw [D, V] to multiply them by 1.
+  const bool upstream_one = ctx.grad_out.item() == 1.0;
   std::vector<Tensor> grads(3);
   for (std::size_t i = 0; i < 2; ++i) {
     if (!ctx.needs_grad(i)) continue;
     MG_CHECK(ctx.saved[i].defined(), kOp, ctx.op.inputs[i],
              "a gradient saved by the forward (the input took no gradient then)", "none");
-    grads[i] = mul(ctx.saved[i], ctx.grad_out);
+    grads[i] = upstream_one ? ctx.saved[i] : mul(ctx.saved[i], ctx.grad_out);
   }
   return grads;
 }

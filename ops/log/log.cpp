@@ -33,8 +33,9 @@ InputSpec positive_input(Shape shape) {
 
 void register_log(OpRegistry& registry) {
   OpDef op = unary_op("log", "the natural logarithm of x, elementwise");
+  op.backward_reads = {"x"};
   op.backward = [](const BackwardContext& ctx) {
-    return std::vector<Tensor>{div(ctx.grad_out, ctx.inputs[0])};
+    return std::vector<Tensor>{div(ctx.grad_out, ctx.input(0))};
   };
   op.kernels = MG_KERNELS(log);
   op.reference = log_reference;

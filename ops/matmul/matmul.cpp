@@ -68,8 +68,8 @@ OutputSpec matmul_infer(const OpDef& self, std::span<const Tensor> in, const std
 
 std::vector<Tensor> matmul_backward(const BackwardContext& ctx) {
   const auto& o = ctx.attrs_as<MatmulOptions>();
-  const Tensor& a = ctx.inputs[0];
-  const Tensor& b = ctx.inputs[1];
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
   // An expanded upstream (sum's gradient) is made contiguous once here, not once per GEMM.
   const bool both = ctx.needs_grad(0) && ctx.needs_grad(1);
   const Tensor g = both ? ctx.grad_out.contiguous() : ctx.grad_out;
@@ -138,6 +138,7 @@ void register_matmul(OpRegistry& registry) {
   op.inputs = {"a", "b"};
   op.infer = matmul_infer;
   op.backward = matmul_backward;
+  op.backward_reads = {"a", "b"};
   op.takes_layout = [](std::size_t, const Tensor& t) { return is_transposed_matrix(t); };
   op.kernels = MG_KERNELS(matmul);
   op.reference = matmul_reference;

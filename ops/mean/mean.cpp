@@ -98,7 +98,7 @@ void register_mean(OpRegistry& registry) {
   };
   op.backward = [](const BackwardContext& ctx) {
     const auto& a = ctx.attrs_as<MeanAttrs>();
-    const Shape& x = ctx.inputs[0].shape();
+    const Shape& x = ctx.input_shape(0);
     const ReduceShapes shapes = reduce_shapes("mean", x, a.dims, a.keepdim);
     // n = 0: x has no element, so its gradient is empty whatever g holds (and 1/0 is no factor).
     const Tensor g = shapes.count == 0

@@ -50,10 +50,11 @@ void register_mul(OpRegistry& registry) {
   op.inputs = {"a", "b"};
   op.infer = elementwise_binary_infer;
   op.takes_layout = any_layout;  // the engine reads strides
+  op.backward_reads = {"a", "b"};
   op.backward = [](const BackwardContext& ctx) {
     const Tensor& g = ctx.grad_out;  // [broadcast(A, B)]
-    const Tensor& a = ctx.inputs[0];
-    const Tensor& b = ctx.inputs[1];
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
     std::vector<Tensor> grads(2);
     if (ctx.needs_grad(0)) grads[0] = sum_to(mul(g, b), a.shape());
     if (ctx.needs_grad(1)) grads[1] = sum_to(mul(g, a), b.shape());

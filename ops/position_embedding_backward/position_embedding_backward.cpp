@@ -66,7 +66,7 @@ void register_position_embedding_backward(OpRegistry& registry) {
   };
   op.backward = [](const BackwardContext& ctx) {
     const auto& a = ctx.attrs_as<PositionEmbeddingBackwardAttrs>();
-    return std::vector<Tensor>{position_embedding(ctx.grad_out, ctx.inputs[0].size(0), a.offset)};
+    return std::vector<Tensor>{position_embedding(ctx.grad_out, ctx.input_shape(0)[0], a.offset)};
   };
   op.kernels = MG_KERNELS(position_embedding_backward);
   op.reference = position_embedding_backward_reference;

@@ -56,9 +56,9 @@ void register_sub(OpRegistry& registry) {
   op.backward = [](const BackwardContext& ctx) {
     const Tensor& g = ctx.grad_out;  // [broadcast(A, B)]
     std::vector<Tensor> grads(2);
-    if (ctx.needs_grad(0)) grads[0] = sum_to(g, ctx.inputs[0].shape());
+    if (ctx.needs_grad(0)) grads[0] = sum_to(g, ctx.input_shape(0));
     // Summed first, then negated: the negation runs on b's size, not the output's.
-    if (ctx.needs_grad(1)) grads[1] = neg(sum_to(g, ctx.inputs[1].shape()));
+    if (ctx.needs_grad(1)) grads[1] = neg(sum_to(g, ctx.input_shape(1)));
     return grads;
   };
   op.kernels = MG_KERNELS(sub);

@@ -77,7 +77,7 @@ void register_sum(OpRegistry& registry) {
   };
   op.backward = [](const BackwardContext& ctx) {
     const auto& a = ctx.attrs_as<SumAttrs>();
-    const Shape& x = ctx.inputs[0].shape();
+    const Shape& x = ctx.input_shape(0);
     const Shape keep = reduce_shapes("sum", x, a.dims, a.keepdim).keep;
     return std::vector<Tensor>{expand(ctx.grad_out.view(keep), x)};
   };

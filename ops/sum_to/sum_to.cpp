@@ -60,7 +60,7 @@ void register_sum_to(OpRegistry& registry) {
     return OutputSpec{target, in[0].dtype()};
   };
   op.backward = [](const BackwardContext& ctx) {
-    return std::vector<Tensor>{expand(ctx.grad_out, ctx.inputs[0].shape())};
+    return std::vector<Tensor>{expand(ctx.grad_out, ctx.input_shape(0))};
   };
   op.takes_layout = any_layout;  // sum_to_*_into reads x through its strides
   op.kernels = MG_KERNELS(sum_to);

@@ -51,15 +51,14 @@ OutputSpec token_position_embedding_infer(const OpDef& self, std::span<const Ten
 
 std::vector<Tensor> token_position_embedding_backward(const BackwardContext& ctx) {
   const std::int64_t offset = ctx.attrs_as<TokenPositionEmbeddingAttrs>().offset;
-  const Tensor& tok = ctx.inputs[0];
-  const Tensor& pos = ctx.inputs[1];
-  const Tensor& ids = ctx.inputs[2];
+  const Tensor& ids = ctx.input(2);
   std::vector<Tensor> grads(3);
-  if (ctx.needs_grad(0)) grads[0] = embedding_backward(ctx.grad_out, ids, tok.size(0));
+  if (ctx.needs_grad(0)) grads[0] = embedding_backward(ctx.grad_out, ids, ctx.input_shape(0)[0]);
   if (ctx.needs_grad(1)) {
     const std::int64_t length = ids.size(-1);
-    Tensor per_position = sum_to(ctx.grad_out, {length, pos.size(1)});  // [T, D]
-    grads[1] = position_embedding_backward(per_position, pos.size(0), offset);
+    const Shape& pos = ctx.input_shape(1);                         // [T_max, D]
+    Tensor per_position = sum_to(ctx.grad_out, {length, pos[1]});  // [T, D]
+    grads[1] = position_embedding_backward(per_position, pos[0], offset);
   }
   return grads;
 }
@@ -134,6 +133,7 @@ void register_token_position_embedding(OpRegistry& registry) {
   op.inputs = {"tok_table", "pos_table", "ids"};
   op.infer = token_position_embedding_infer;
   op.backward = token_position_embedding_backward;
+  op.backward_reads = {"ids"};
   op.kernels = MG_KERNELS(token_position_embedding);
   op.reference = token_position_embedding_reference;
   op.describe_attrs = [](const std::any& attrs) {

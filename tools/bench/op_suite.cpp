@@ -142,11 +142,8 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options) 
       const Node& node = *out.grad_fn();
       NoGradGuard no_grad;
       Tensor grad_out = random_tensor(out.shape(), false, 13);
-      Timing t = time_reps(
-          [&] {
-            node.op->backward(BackwardContext{*node.op, node.inputs, node.attrs, grad_out});
-          },
-          options.reps);
+      Timing t =
+          time_reps([&] { node.op->backward(BackwardContext(node, grad_out)); }, options.reps);
       options.emit(rate_record(backward_name, batch, t, b.work, b.backward_amount, limits,
                                raw_ms(true), b.backward_note));
     }

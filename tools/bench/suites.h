@@ -1,7 +1,8 @@
 // What `minigraph bench` measures, suite by suite, at ANDREA's shapes (V = 8,449, D = 768,
 // T = 1,024, batch B): the machine's limits, every op's forward and backward, the input
 // layer, the head, a whole step with its page faults and peak memory, and the per-op overhead
-// on tiny tensors. Each suite runs at the current mg::num_threads() and emits Records.
+// on tiny tensors, and what autograd keeps for a backward. Each suite runs at the current
+// mg::num_threads() and emits Records.
 #pragma once
 
 #include <functional>
@@ -26,5 +27,6 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_overhead_suite(const SuiteOptions& options);
+void run_autograd_suite(const SuiteOptions& options);
 
 }  // namespace mg::bench

@@ -95,6 +95,41 @@ void run_checkpoint_save(andrea::Andrea& model, const Tensor& ids, const Tensor&
   std::filesystem::remove_all(dir);
 }
 
+// A step as `minigraph train` runs it: its layout copies, its time, and its peak memory (the
+// process's and the allocator's).
+void run_train_step(andrea::Andrea& model, const Tensor& ids, const Tensor& targets, int batch,
+                    const Limits& limits, const SuiteOptions& options) {
+  const double n = static_cast<double>(batch) * kContext;
+  optim::AdamW optimizer(model.named_parameters(), optim::AdamWOptions{});
+  auto step = [&] {
+    linear_cross_entropy(model.input.forward(ids), model.head.weight(), targets).backward();
+    auto params = model.parameters();
+    optim::clip_grad_norm(params, 1.0);
+    optimizer.step();
+    optimizer.zero_grad();
+  };
+  step();  // the optimizer's state exists from here on, as in a run
+  const std::uint64_t copied_before = layout_copy_bytes();
+  step();
+  Record copies{.name = "train_step.layout_copies", .threads = num_threads(), .batch = batch};
+  copies.achieved = static_cast<double>(layout_copy_bytes() - copied_before);
+  copies.unit = "bytes";
+  copies.note = "copied by layout changes (contiguous()) in one step; target 0";
+  options.emit(copies);
+  const Growth growth = peak_growth(step);
+  Timing t = time_reps(step, options.reps, 1);
+  options.emit(rate_record("train_step", batch, t, Work::flops, head_flops(n), limits, 0,
+                           "input layer + fused head/loss + backward + clip + AdamW"));
+  options.emit(memory_record("train_step.peak_memory", batch, growth,
+                             "a step (parameters and AdamW state exist)"));
+  Record tensors{.name = "train_step.peak_tensor_memory", .threads = num_threads(), .batch = batch};
+  tensors.median_ms = tensors.min_ms = tensors.max_ms = t.median_ms;
+  tensors.achieved = growth.tensor / kMiB;
+  tensors.unit = "MiB";
+  tensors.note = "the allocator's peak above the tensor memory in use before a step";
+  options.emit(tensors);
+}
+
 }  // namespace
 
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options) {
@@ -104,30 +139,7 @@ void run_train_suite(int batch, const Limits& limits, const SuiteOptions& option
   andrea::Andrea model;
   Tensor ids = random_ids(batch), targets = random_ids(batch, 21);
 
-  if (wanted("train_step")) {
-    optim::AdamW optimizer(model.named_parameters(), optim::AdamWOptions{});
-    auto step = [&] {
-      linear_cross_entropy(model.input.forward(ids), model.head.weight(), targets).backward();
-      auto params = model.parameters();
-      optim::clip_grad_norm(params, 1.0);
-      optimizer.step();
-      optimizer.zero_grad();
-    };
-    step();  // the optimizer's state exists from here on, as in a run
-    const std::uint64_t copied_before = layout_copy_bytes();
-    step();
-    Record copies{.name = "train_step.layout_copies", .threads = num_threads(), .batch = batch};
-    copies.achieved = static_cast<double>(layout_copy_bytes() - copied_before);
-    copies.unit = "bytes";
-    copies.note = "copied by layout changes (contiguous()) in one step; target 0";
-    options.emit(copies);
-    const Growth growth = peak_growth(step);
-    Timing t = time_reps(step, options.reps, 1);
-    options.emit(rate_record("train_step", batch, t, Work::flops, head_flops(n), limits, 0,
-                             "input layer + fused head/loss + backward + clip + AdamW"));
-    options.emit(memory_record("train_step.peak_memory", batch, growth,
-                               "a step (parameters and AdamW state exist)"));
-  }
+  if (wanted("train_step")) run_train_step(model, ids, targets, batch, limits, options);
   if (wanted("checkpoint_save")) run_checkpoint_save(model, ids, targets, options);
   if (wanted("head_loss")) {
     Tensor x = random_tensor({batch, kContext, kWidth}, true, 15);

@@ -23,7 +23,8 @@ constexpr std::int64_t kMaxThreads = 256, kMaxReps = 1000;
 // The bytes the suites hold at once for batch B, roughly (legend: n = B*T positions): the
 // model's tables and gradients, the raw GEMMs' own operands (n x V three times), the logits,
 // their gradient and a given upstream gradient (n x V), x-sized buffers, and the 2 x 256 MiB
-// of the copy-bandwidth limit plus 256 MiB for the process.
+// of the copy-bandwidth limit (the autograd chain's 16 MB tensors fit in that space after it)
+// plus 256 MiB for the process.
 std::int64_t bench_bytes(std::int64_t batch) {
   const std::int64_t f = 4, V = bench::kVocab, D = bench::kWidth, T = bench::kContext;
   const std::string what = "memory of --batch";
@@ -94,6 +95,7 @@ void run_suites(const BenchOptions& options, const bench::SuiteOptions& suite) {
     set_num_threads(threads);
     const bench::Limits limits = bench::measure_limits(suite);
     bench::run_overhead_suite(suite);
+    bench::run_autograd_suite(suite);
     for (int batch : options.batches) {
       bench::run_op_suite(batch, limits, suite);
       bench::run_model_suite(batch, limits, suite);

@@ -45,9 +45,10 @@ void register_forward(OpRegistry& registry) {
     check_scale(self, attrs);
     return OutputSpec{in[0].shape(), in[0].dtype()};
   };
+  op.backward_reads = {"x"};
   op.backward = [](const BackwardContext& ctx) {
     const double scale = ctx.attrs_as<ScaledGeluAttrs>().scale;
-    return std::vector<Tensor>{scaled_gelu_backward(ctx.grad_out, ctx.inputs[0], scale)};
+    return std::vector<Tensor>{scaled_gelu_backward(ctx.grad_out, ctx.input(0), scale)};
   };
   op.kernels = device_kernels(scaled_gelu_cpu);
   op.reference = scaled_gelu_reference;

@@ -7,6 +7,7 @@
 
 #include <any>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -76,15 +77,34 @@ struct OutputSpec {
   DType dtype;
 };
 
+// What a backward rule gets: the upstream gradient, the op's attributes, and what the node
+// kept for it, which is what the op's backward_reads names.
 struct BackwardContext {
+  BackwardContext(const Node& node, const Tensor& grad_out);
   const OpDef& op;
-  std::span<const Tensor> inputs;
   const std::any& attrs;
   const Tensor& grad_out;
-  std::span<const Tensor> saved = {};  // what the forward kernel saved (KernelContext::saved)
-  bool needs_grad(std::size_t input) const { return inputs[input].requires_grad(); }
+  std::span<const Tensor> saved;  // what the forward kernel saved (KernelContext::saved)
+  // Input i as the forward read it. Only an input that backward_reads names was kept: reading
+  // another is an mg::Error saying to name it there.
+  const Tensor& input(std::size_t i) const;
+  // The op's output as the forward wrote it, when backward_reads names "result".
+  const Tensor& result() const;
+  // Input i's shape (its gradient's), known for every input.
+  const Shape& input_shape(std::size_t i) const;
+  bool needs_grad(std::size_t i) const;
   template <typename Attrs>
   const Attrs& attrs_as() const;
+
+ private:
+  const Node& node_;
+};
+
+// OpDef::backward_reads resolved against the op's inputs (by OpRegistry::add).
+struct BackwardReadSet {
+  std::uint64_t inputs = 0;  // bit i: input i
+  bool result = false;
+  bool reads_input(std::size_t i) const { return i < 64 && ((inputs >> i) & 1) != 0; }
 };
 
 // How the harness makes one input of a case.
@@ -149,6 +169,15 @@ struct OpDef {
   std::function<OutputSpec(const OpDef& self, std::span<const Tensor>, const std::any&)> infer;
   // Gradients for each input (undefined where none flows). Empty: not differentiable.
   std::function<std::vector<Tensor>(const BackwardContext&)> backward;
+  // What the backward rule reads besides grad_out and the attributes, named as PyTorch's
+  // derivatives.yaml names it: inputs (by their names above) and/or "result", the op's output.
+  // A recorded node keeps these and nothing else, only until its rule has run
+  // (BackwardContext::input, result), and only these are version-checked: an in-place write
+  // into another input between the forward and the backward is legal. Empty: the rule reads
+  // no values (add: input shapes only).
+  std::vector<std::string> backward_reads;
+  // backward_reads resolved, set by the registry (OpRegistry::add): what record_node keeps.
+  BackwardReadSet backward_read_set;
   DeviceKernels kernels{};
   // Whether apply_op_into may write the output over an input (elementwise ops, whose kernels
   // read each element before writing it); otherwise an output sharing memory with an input
@@ -192,7 +221,8 @@ class OpRegistry {
   // ops library (mg::register_builtin_ops, called on the first use of any built-in op); op
   // libraries join it through plugin.h.
   static OpRegistry& instance();
-  // Adds an op; throws if the name is taken or a required part is missing. The reference
+  // Adds an op; throws if the name is taken, a required part is missing or backward_reads
+  // names something the op does not have (then resolves it: backward_read_set). The reference
   // stays valid for the life of the process.
   const OpDef& add(OpDef op);
   const OpDef& get(std::string_view name) const;  // throws mg::Error naming the known ops
