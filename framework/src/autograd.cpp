@@ -14,30 +14,31 @@
 
 namespace mg {
 
+// The input is moved, not copied, where it is kept whole: recording costs no reference count.
 RecordedInput::RecordedInput(Tensor input, bool save) {
-  const TensorImpl& impl = *input.impl();
+  const TensorImpl& impl = *input.impl();  // alive while input, saved_ or leaf_ holds it
+  const bool leaf = !impl.grad_fn && impl.requires_grad;
   if (impl.grad_fn) {
     grad_fn_ = impl.grad_fn;
-  } else if (impl.requires_grad) {
-    leaf_ = input.impl_ptr();
-  } else {
+  } else if (!leaf) {
     constant_shape_ = impl.shape;
     constant_dtype_ = impl.dtype;
   }
   if (save) {
-    const std::uint64_t version = input.version();
-    saved_ = {std::move(input), version};
+    saved_.version = input.version();
+    saved_.tensor = leaf ? input : Tensor(std::move(input));
   }
+  if (leaf) leaf_ = std::move(input);
 }
 
 const Shape& RecordedInput::shape() const {
   if (grad_fn_) return grad_fn_->out_shape;
-  return leaf_ ? leaf_->shape : constant_shape_;
+  return leaf_.defined() ? leaf_.impl()->shape : constant_shape_;
 }
 
 DType RecordedInput::dtype() const {
   if (grad_fn_) return grad_fn_->out_dtype;
-  return leaf_ ? leaf_->dtype : constant_dtype_;
+  return leaf_.defined() ? leaf_.dtype() : constant_dtype_;
 }
 
 namespace {
@@ -59,11 +60,14 @@ Tensor sum_gradients(const Tensor& grad, const Tensor& contribution) {
 }
 
 // What a node kept for its rule must hold the values it had when it was recorded: the rule
-// reads them (matmul's gradients are products with the other input).
-void check_version(const Node& node, const std::string& what, const SavedTensor& saved) {
+// reads them (matmul's gradients are products with the other input). `input`: which input
+// `saved` is, or kResult.
+constexpr std::size_t kResult = ~std::size_t{0};
+void check_version(const Node& node, std::size_t input, const SavedTensor& saved) {
   if (!saved.tensor.defined()) return;
   const std::uint64_t now = saved.tensor.version();
-  MG_CHECK(now == saved.version, node.op->name, what,
+  MG_CHECK(now == saved.version, node.op->name,
+           input == kResult ? std::string("result") : input_name(node, input),
            fmt::format("the values its backward reads, saved at version {}", saved.version),
            "version {}: written in place after the forward (copy_, add_, an optimizer step "
            "...); run the forward again after the write",
@@ -78,9 +82,9 @@ void check_runnable(const Node& node) {
   MG_CHECK(static_cast<bool>(node.op->backward), "backward", "graph", "ops with a backward rule",
            "op '{}', which has none", node.op->name);
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    check_version(node, input_name(node, i), node.inputs[i].saved());
+    check_version(node, i, node.inputs[i].saved());
   }
-  check_version(node, "result", node.result);
+  check_version(node, kResult, node.result);
 }
 
 // The recorded graph below `root`, inputs before the nodes using them (iterative post-order
@@ -155,7 +159,7 @@ class BackwardPass {
     NoGradGuard no_grad;
     const RecordedInput root_edge(root, false);
     accumulate(root_edge, seed);
-    if (on_leaf_grad_ready_ && root_edge.leaf()) {
+    if (on_leaf_grad_ready_ && root_edge.leaf().defined()) {
       on_leaf_grad_ready_(root, leaf_grads_[root.impl()]);
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -189,9 +193,9 @@ class BackwardPass {
     if (target.grad_fn()) {
       auto& slot = node_grads_[target.grad_fn().get()];
       slot = sum_gradients(slot, contribution);
-    } else if (const auto& leaf = target.leaf()) {
-      auto [it, inserted] = leaf_grads_.try_emplace(leaf.get());
-      if (inserted) leaves_.push_back(leaf);
+    } else if (const Tensor& leaf = target.leaf(); leaf.defined()) {
+      auto [it, inserted] = leaf_grads_.try_emplace(leaf.impl());
+      if (inserted) leaves_.push_back(leaf.impl_ptr());
       // Contiguous, as the parameter it lands beside: an expanded or transposed gradient
       // would otherwise reach the hook and every optimizer step as a view.
       it->second = sum_gradients(it->second, contribution).contiguous();
@@ -224,17 +228,18 @@ class BackwardPass {
   void count_leaf_edges(const std::vector<Node*>& order) {
     for (const Node* node : order) {
       for (std::size_t i = 0; i < node->inputs.size(); ++i) {
-        if (const auto& leaf = node->inputs[i].leaf()) ++pending_edges_[leaf.get()];
+        if (const Tensor& leaf = node->inputs[i].leaf(); leaf.defined())
+          ++pending_edges_[leaf.impl()];
       }
     }
   }
 
   // The hook hears of a leaf once the last edge into it has run.
   void edge_done(const RecordedInput& input) {
-    const auto& leaf = input.leaf();
-    if (!on_leaf_grad_ready_ || !leaf || --pending_edges_[leaf.get()] > 0) return;
-    auto found = leaf_grads_.find(leaf.get());
-    if (found != leaf_grads_.end()) on_leaf_grad_ready_(Tensor(leaf), found->second);
+    const Tensor& leaf = input.leaf();
+    if (!on_leaf_grad_ready_ || !leaf.defined() || --pending_edges_[leaf.impl()] > 0) return;
+    auto found = leaf_grads_.find(leaf.impl());
+    if (found != leaf_grads_.end()) on_leaf_grad_ready_(leaf, found->second);
   }
 
   const LeafGradReady& on_leaf_grad_ready_;
@@ -292,7 +297,9 @@ bool will_record(std::span<const Tensor> inputs) {
 void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
                  Shape out_shape, std::vector<Tensor> kernel_saved) {
   if (!will_record(inputs)) return;
-  auto node = std::make_shared<Node>();
+  // Default-initialized: make_shared would zero the whole node first, a third of the cost of
+  // recording a small op.
+  auto node = std::make_shared_for_overwrite<Node>();
   node->op = &op;
   const BackwardReadSet& reads = op.backward_read_set;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -141,7 +141,7 @@ class DotGraph {
   // The id of a node's input that no op made: a leaf, a constant its rule reads, or a constant
   // the node did not keep (drawn from its shape alone, once per use).
   std::string leaf(const RecordedInput& input) {
-    if (input.leaf()) return leaf(Tensor(input.leaf()));
+    if (input.leaf().defined()) return leaf(input.leaf());
     if (input.saved().tensor.defined()) return leaf(input.saved().tensor);
     const std::string id = fmt::format("unkept{}", unkept_constants_++);
     add_node("    ", id,

@@ -32,9 +32,9 @@ class RecordedInput {
   RecordedInput() = default;
   RecordedInput(Tensor input, bool save);
   const std::shared_ptr<Node>& grad_fn() const { return grad_fn_; }  // null for a leaf
-  // The input when it is a leaf that requires grad (where its gradient lands), else null.
-  const std::shared_ptr<TensorImpl>& leaf() const { return leaf_; }
-  bool requires_grad() const { return grad_fn_ != nullptr || leaf_ != nullptr; }
+  // The input when it is a leaf that requires grad (where its gradient lands), else undefined.
+  const Tensor& leaf() const { return leaf_; }
+  bool requires_grad() const { return grad_fn_ != nullptr || leaf_.defined(); }
   const Shape& shape() const;
   DType dtype() const;
   const SavedTensor& saved() const { return saved_; }  // undefined tensor: not kept
@@ -42,13 +42,13 @@ class RecordedInput {
 
  private:
   std::shared_ptr<Node> grad_fn_;
-  std::shared_ptr<TensorImpl> leaf_;
+  Tensor leaf_;
   Shape constant_shape_;  // an input that takes no gradient: its shape and dtype, kept here
   DType constant_dtype_ = DType::f32;
   SavedTensor saved_;
 };
 
-// A node's inputs: inline for up to four, so recording an op allocates nothing for them.
+// A node's inputs: inline for up to three, so recording an op allocates nothing for them.
 class RecordedInputs {
  public:
   void push_back(RecordedInput input) {
@@ -68,7 +68,7 @@ class RecordedInputs {
   std::size_t size() const { return size_; }
 
  private:
-  std::array<RecordedInput, 4> first_{};
+  std::array<RecordedInput, 3> first_;
   std::vector<RecordedInput> rest_;
   std::size_t size_ = 0;
 };
