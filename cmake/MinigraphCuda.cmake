@@ -20,15 +20,25 @@ if(MINIGRAPH_WITH_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
-  # C++17 in .cu files: what CCCL needs, and the newest dialect CMake 3.24/3.25 can ask nvcc
-  # for. The kernels need nothing newer; C++20 stays on the host side.
-  set(CMAKE_CUDA_STANDARD 17)
-  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   set(CMAKE_CUDA_EXTENSIONS OFF)
   # The shared runtime, for minigraph and every program linking it: one CUDA runtime per
   # process (CUDA::cudart), not a static copy beside it.
   set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
+  # C++20 in .cu files as in the C++ code, so a kernel's .cu includes the op-author API
+  # (minigraph/op.h) and holds the host side of its op too: no adapter file beside it. Set
+  # after enable_language, whose compiler checks CMake 3.25 runs without a C++20 flag for nvcc
+  # (3.26 has one; nvcc 12+ takes -std=c++20).
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  # fmt 9 turns its constexpr off under nvcc, and then its consteval format strings fail to
+  # compile in nvcc's front end: constexpr back on and no compile-time format check in .cu
+  # files (the C++ files keep it).
+  add_compile_definitions($<$<COMPILE_LANGUAGE:CUDA>:FMT_USE_CONSTEXPR=1> $<$<COMPILE_LANGUAGE:CUDA>:FMT_CONSTEVAL=>)
   find_package(CUDAToolkit)
   if(NOT TARGET CUDA::cudart OR NOT TARGET CUDA::cublas)
     if(MINIGRAPH_CUDA STREQUAL "ON")

@@ -3,7 +3,7 @@
 # after `minigraph/` is the file's path in this repository. Only these headers are installed;
 # ops/common, op_list.h and the kernel headers (*_cuda.cuh ...) stay private.
 #
-#   minigraph_public_header(<floor> <source> <path under the include dir, e.g. minigraph/ops/add/add.h>)
+#   minigraph_public_header(<floor> <source> <path under the include dir, e.g. minigraph/ops/binary/binary.h>)
 #     installs <source> as include/<path> and gives the build tree the same path: a forwarding
 #     header ${MINIGRAPH_GENERATED_DIR}/<floor>/<path> that includes the source by its absolute
 #     path. Each floor's generated folder is on the include path of that floor and those above

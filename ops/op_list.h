@@ -1,18 +1,14 @@
 // The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
-// here; ops/CMakeLists.txt reads this list for the sources and the umbrella header. MG_VIEW:
+// here, or a row in its family's table; ops/CMakeLists.txt reads this list for the sources and
+// the umbrella header. MG_FAMILY: a folder of ops that share one engine, each op a row of its
+// table (binary: add, sub, mul, div; unary: neg, scale, exp, log; reduction: sum, mean;
+// update: moving_average, adamw_update, momentum_update, sgd_update). MG_VIEW:
 // a view defined on the ops floor (expand, whose backward sums; position_embedding, a narrow
 // behind the position rule's checks): its folder joins like an op's, and nothing is registered
 // (views are not in the registry).
-MG_OP(add)
-MG_OP(sub)
-MG_OP(mul)
-MG_OP(div)
-MG_OP(neg)
-MG_OP(scale)
-MG_OP(exp)
-MG_OP(log)
-MG_OP(sum)
-MG_OP(mean)
+MG_FAMILY(binary)
+MG_FAMILY(unary)
+MG_FAMILY(reduction)
 MG_OP(sum_to)
 MG_OP(broadcast_to)
 MG_VIEW(expand)
@@ -22,10 +18,7 @@ MG_OP(embedding_backward)
 MG_VIEW(position_embedding)
 MG_OP(position_embedding_backward)
 MG_OP(token_position_embedding)
-MG_OP(moving_average)
-MG_OP(adamw_update)
-MG_OP(momentum_update)
-MG_OP(sgd_update)
+MG_FAMILY(update)
 MG_OP(squared_norm)
 MG_OP(cross_entropy)
 MG_OP(cross_entropy_backward)

@@ -3,7 +3,7 @@
 // as the autograd engine's gradient sum: the core has no arithmetic of its own.
 #include <mutex>
 
-#include "add/add.h"
+#include "binary/binary.h"
 #include "builtin_ops.h"
 #include "common/define_op.h"
 #include "minigraph/autograd.h"
@@ -11,6 +11,7 @@
 namespace mg {
 
 #define MG_VIEW(name)
+#define MG_FAMILY(name) MG_OP(name)
 #define MG_OP(name) void register_##name(OpRegistry& registry);
 #include "op_list.h"
 #undef MG_OP
@@ -24,6 +25,7 @@ void register_builtin_ops() {
 #define MG_OP(name) register_##name(registry);
 #include "op_list.h"
 #undef MG_OP
+#undef MG_FAMILY
 #undef MG_VIEW
     } catch (...) {
       registry.exchange_origin(std::move(previous));

@@ -1,21 +1,14 @@
 // Tensor's op methods and operators (declared in tensor.h): thin sugar over the ops, defined
 // here in the ops floor so that the core never calls an op. The in-place ones write through
 // apply_op_into, unrecorded, into the tensor's own memory.
-#include "add/add.h"
+#include "binary/binary.h"
 #include "common/broadcast.h"
 #include "common/define_op.h"
-#include "div/div.h"
-#include "exp/exp.h"
 #include "expand/expand.h"
-#include "log/log.h"
 #include "matmul/matmul.h"
-#include "mean/mean.h"
 #include "minigraph/autograd.h"
-#include "mul/mul.h"
-#include "neg/neg.h"
-#include "scale/scale.h"
-#include "sub/sub.h"
-#include "sum/sum.h"
+#include "reduction/reduction.h"
+#include "unary/unary.h"
 
 namespace mg {
 

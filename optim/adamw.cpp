@@ -8,9 +8,8 @@
 
 #include "minigraph/error.h"
 #include "minigraph/op.h"
-#include "minigraph/ops/adamw_update/adamw_update.h"
 #include "minigraph/ops/builtin_ops.h"
-#include "minigraph/ops/moving_average/moving_average.h"
+#include "minigraph/ops/update/update.h"
 
 namespace mg::optim {
 

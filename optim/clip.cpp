@@ -8,8 +8,8 @@
 #include "minigraph/error.h"
 #include "minigraph/op.h"
 #include "minigraph/ops/builtin_ops.h"
-#include "minigraph/ops/scale/scale.h"
 #include "minigraph/ops/squared_norm/squared_norm.h"
+#include "minigraph/ops/unary/unary.h"
 
 namespace mg::optim {
 

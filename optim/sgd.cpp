@@ -8,8 +8,7 @@
 #include "minigraph/error.h"
 #include "minigraph/op.h"
 #include "minigraph/ops/builtin_ops.h"
-#include "minigraph/ops/momentum_update/momentum_update.h"
-#include "minigraph/ops/sgd_update/sgd_update.h"
+#include "minigraph/ops/update/update.h"
 
 namespace mg::optim {
 

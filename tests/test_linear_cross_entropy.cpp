@@ -279,10 +279,10 @@ TEST(LinearCrossEntropy, BadTargetThrowsAndRecordsNothing) {
   p.targets.set_flat(4, 6);  // position [1, 1]
   const std::size_t before = cpu::memory_stats().in_use_bytes;
   testing::expect_error_containing([&] { linear_cross_entropy(p.x, p.w, p.targets); },
-                                   "target 6 at position [1, 1]");
+                                   "got 6 at position [1, 1]");
   p.targets.set_flat(4, -3);
   testing::expect_error_containing([&] { linear_cross_entropy(p.x, p.w, p.targets); },
-                                   "target -3 at position [1, 1]");
+                                   "got -3 at position [1, 1]");
   EXPECT_EQ(cpu::memory_stats().in_use_bytes, before);  // no saved gradient left behind
   EXPECT_FALSE(p.x.grad().defined());
   EXPECT_FALSE(p.w.grad().defined());

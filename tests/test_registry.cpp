@@ -29,5 +29,29 @@ TEST(Registry, EveryBuiltinOpHasCasesAReferenceAndAKernelForEachBuiltBackend) {
   }
 }
 
+// The dtype errors the harness derives from an op's inputs (all_error_cases): an integer tensor
+// for each float input, floats for each id input, another float dtype for each float input after
+// the first; then the op's own. Each expects the message of the check that should fire.
+TEST(Registry, DtypeErrorCasesFollowFromAnOpsInputs) {
+  register_builtin_ops();
+  auto names = [](const char* op) {
+    std::vector<std::string> out;
+    for (const ErrorCase& c : all_error_cases(OpRegistry::instance().get(op))) {
+      out.push_back(c.name + ": " + c.expect);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("add"),
+            (std::vector<std::string>{
+                "dtype_integer_a: argument 'a': expected a floating-point tensor",
+                "dtype_integer_b: argument 'b': expected a floating-point tensor",
+                "dtype_mixed_b: argument 'b': expected dtype", "shape_mismatch: broadcastable"}));
+  EXPECT_EQ(names("embedding").at(1), "dtype_float_ids: argument 'ids': expected integer ids");
+  const ErrorCase mixed = all_error_cases(OpRegistry::instance().get("matmul")).at(2);
+  EXPECT_EQ(mixed.inputs.at(0).dtype, std::nullopt);  // f32 in the harness's error cases
+  EXPECT_EQ(mixed.inputs.at(1).dtype, DType::f64);
+  EXPECT_EQ(names("exp").size(), 1u);  // one float input, nothing of its own
+}
+
 }  // namespace
 }  // namespace mg

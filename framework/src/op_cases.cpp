@@ -1,14 +1,52 @@
-// Inputs for op cases: what the harness, `minigraph gradcheck` and benchmarks feed an op; and
-// the harness's poisoned outputs (PoisonOutputsScope).
+// Inputs for op cases: what the harness, `minigraph gradcheck` and benchmarks feed an op; the
+// error cases an op's inputs imply; and the harness's poisoned outputs (PoisonOutputsScope).
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "minigraph/backend.h"
 #include "minigraph/op.h"
 
 namespace mg {
+
+std::vector<ErrorCase> all_error_cases(const OpDef& op) {
+  const std::vector<OpCase> cases = op.cases ? op.cases() : std::vector<OpCase>{};
+  std::vector<ErrorCase> errors;
+  if (cases.empty()) return op.error_cases ? op.error_cases() : errors;
+  const OpCase& first = cases.front();
+  auto add_case = [&](std::string kind, std::size_t i, InputSpec spec, const std::string& what) {
+    std::vector<InputSpec> inputs = first.inputs;
+    inputs[i] = std::move(spec);
+    const std::string name = i < op.inputs.size() ? op.inputs[i] : std::to_string(i);
+    errors.push_back({fmt::format("dtype_{}_{}", kind, name), std::move(inputs), first.attrs,
+                      fmt::format("argument '{}': expected {}", name, what)});
+  };
+  std::optional<std::size_t> first_real;
+  for (std::size_t i = 0; i < first.inputs.size(); ++i) {
+    const InputSpec& spec = first.inputs[i];
+    if (spec.dtype) continue;
+    if (spec.kind == InputSpec::Kind::ids) {
+      add_case("float", i, InputSpec::real(spec.shape).no_grad(), "integer ids");
+      continue;
+    }
+    add_case("integer", i, InputSpec::ids(spec.shape, 2), "a floating-point tensor");
+    if (!first_real) {
+      first_real = i;
+    } else if (op.dtypes.size() > 1) {
+      // The harness makes the other real inputs f32 in an error case; this one another dtype.
+      InputSpec other = spec;
+      other.with_dtype(op.dtypes[0] == DType::f32 ? op.dtypes[1] : op.dtypes[0]);
+      add_case("mixed", i, std::move(other), "dtype");
+    }
+  }
+  if (op.error_cases) {
+    for (ErrorCase& c : op.error_cases()) errors.push_back(std::move(c));
+  }
+  return errors;
+}
+
 
 Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed, Device device) {
   const bool ids = spec.kind == InputSpec::Kind::ids;

@@ -7,7 +7,7 @@
 
 #include "layers/init.h"
 #include "minigraph/error.h"
-#include "minigraph/ops/add/add.h"
+#include "minigraph/ops/binary/binary.h"
 #include "minigraph/ops/matmul/matmul.h"
 #include "minigraph/ops/token_position_embedding/token_position_embedding.h"
 

@@ -43,7 +43,6 @@ std::vector<ErrorCase> broadcast_to_error_cases() {
   return std::vector<ErrorCase>{
       {"not_broadcastable", {I::real({2, 3})}, A{{4, 3}}, "x's [2, 3] broadcasts to"},
       {"smaller_target", {I::real({2, 3})}, A{{3}}, "x's [2, 3] broadcasts to"},
-      {"integer_input", {I::ids({2}, 3)}, A{{2, 2}}, "floating-point"},
       {"negative_size",
        {I::real({1})},
        A{{-5}},

@@ -1,10 +1,13 @@
-// broadcast_to on CUDA: each output element maps to its x element through mixed-radix sizes
-// and x's strides (0 on repeated axes); a grid-stride loop writes every output element once.
+// broadcast_to on CUDA: the shared broadcast layout of x to out (size-1 axes dropped, contiguous
+// axes merged, common/broadcast_layout.h); each output element maps to its x element through
+// mixed-radix sizes and x's strides (0 on repeated axes), a grid-stride loop writing every
+// output element once.
 //   N out elements; x [..X] -> out [S]
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "broadcast_to/broadcast_to_cuda.cuh"
 #include "common/broadcast_layout.cuh"
+#include "minigraph/op.h"
 
 namespace mg::cuda {
 
@@ -28,9 +31,19 @@ void broadcast_to_launch(const T* x, T* out, std::int64_t count, const Broadcast
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-template void broadcast_to_launch<float>(const float*, float*, std::int64_t, const BroadcastLayout&,
-                                         cudaStream_t);
-template void broadcast_to_launch<double>(const double*, double*, std::int64_t,
-                                          const BroadcastLayout&, cudaStream_t);
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void broadcast_to_cuda(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& out = ctx.out;
+  cudaStream_t stream = cuda::activate(out.device()).stream();
+  const auto layout =
+      broadcast_layout("broadcast_to", x.shape(), out.shape(), out.shape(), "shape");
+  dispatch_float(out.dtype(), [&]<typename T>() {
+    cuda::broadcast_to_launch(x.data<T>(), out.data<T>(), out.numel(), layout, stream);
+  });
+}
+
+}  // namespace mg

@@ -1,13 +1,21 @@
-// cross_entropy on CUDA: one block per row finds the row's max and sum of exp (block
+// cross_entropy on CUDA: check the targets on the device (a bad one throws the
+// CPU's error, and the context stays usable; the same scan counts the rows a mean divides by),
+// then the row losses and, for mean and sum, their deterministic sum: one block per row finds the row's max and sum of exp (block
 // reductions in a fixed order), thread 0 writes the row's loss; for mean and sum one block
 // then adds the row losses in double, in a fixed tree. No atomics: the same bits on every run.
 //   N rows, V classes; logits [N, V], targets [N] -> per_row [N] or losses [N] -> out []
+#include <algorithm>
 #include <cmath>
 
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
+#include "common/ids.h"
+#include "common/ids_cuda.cuh"
+#include "cross_entropy/cross_entropy.h"
 #include "cross_entropy/cross_entropy_cuda.cuh"
 #include "cross_entropy/cross_entropy_row.cuh"
+#include "minigraph/op.h"
 
 namespace mg::cuda {
 
@@ -85,3 +93,38 @@ template void reduce_row_losses<double>(const double*, std::int64_t, bool, std::
                                         cudaStream_t);
 
 }  // namespace mg::cuda
+
+namespace mg {
+
+void cross_entropy_cuda(const KernelContext& ctx) {
+  const Tensor& logits = ctx.inputs[0];   // [..., V]
+  const Tensor& targets = ctx.inputs[1];  // [...]
+  const auto& options = ctx.attrs_as<CrossEntropyOptions>();
+  const std::int64_t classes = logits.shape().back(), rows = targets.numel();
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  const cuda::TargetScan scan = cuda::scan_targets(targets, classes, options.ignore_index);
+  if (scan.bad) {
+    throw_bad_target("cross_entropy", scan.bad->id, scan.bad->position, targets.shape(), classes,
+                     options.ignore_index);
+  }
+  const bool per_row = options.reduction == Reduction::none;
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(targets.dtype(), [&]<typename Id>() {
+      if (per_row) {
+        cuda::cross_entropy_rows(logits.data<T>(), targets.data<Id>(), rows, classes,
+                                 options.ignore_index, ctx.out.data<T>(), nullptr,
+                                 backend.stream());
+        return;
+      }
+      cuda::DeviceBuffer losses(backend, static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) *
+                                             sizeof(double));  // (N,)
+      cuda::cross_entropy_rows(logits.data<T>(), targets.data<Id>(), rows, classes,
+                               options.ignore_index, static_cast<T*>(nullptr), losses.as<double>(),
+                               backend.stream());
+      cuda::reduce_row_losses(losses.as<double>(), rows, options.reduction == Reduction::mean,
+                              scan.counted, ctx.out.data<T>(), backend.stream());
+    });
+  });
+}
+
+}  // namespace mg

@@ -1,11 +1,17 @@
-// cross_entropy_backward on CUDA: one block per row finds the row's max and sum of exp (block
+// cross_entropy_backward on CUDA: check the targets on the device (the CPU's
+// error for a bad one; the same scan counts the rows a mean divides by), then the row
+// kernel: one block per row finds the row's max and sum of exp (block
 // reductions in a fixed order), then writes the row's softmax minus its one-hot target, scaled
 // by its upstream gradient. Every output element is written by one thread: no atomics.
 //   N rows, V classes; logits [N, V], targets [N], grad_out [N] or [1] -> dlogits [N, V]
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
+#include "common/ids.h"
+#include "common/ids_cuda.cuh"
+#include "cross_entropy/cross_entropy.h"
 #include "cross_entropy/cross_entropy_row.cuh"
-#include "cross_entropy_backward/cross_entropy_backward_cuda.cuh"
+#include "minigraph/op.h"
 
 namespace mg::cuda {
 
@@ -53,14 +59,34 @@ void cross_entropy_backward_rows(const T* logits, const Id* targets, const T* gr
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-#define MG_INSTANTIATE(T, Id)                                                                    \
-  template void cross_entropy_backward_rows<T, Id>(const T*, const Id*, const T*, bool, double,  \
-                                                   std::int64_t, std::int64_t, std::int64_t, T*, \
-                                                   cudaStream_t);
-MG_INSTANTIATE(float, std::int32_t)
-MG_INSTANTIATE(float, std::int64_t)
-MG_INSTANTIATE(double, std::int32_t)
-MG_INSTANTIATE(double, std::int64_t)
-#undef MG_INSTANTIATE
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void cross_entropy_backward_cuda(const KernelContext& ctx) {
+  const Tensor& logits = ctx.inputs[0];    // [..., V]
+  const Tensor& targets = ctx.inputs[1];   // [...]
+  const Tensor& grad_out = ctx.inputs[2];  // [] or [...]
+  const auto& options = ctx.attrs_as<CrossEntropyOptions>();
+  const std::int64_t classes = logits.shape().back(), rows = targets.numel();
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  const cuda::TargetScan scan = cuda::scan_targets(targets, classes, options.ignore_index);
+  if (scan.bad) {
+    throw_bad_target("cross_entropy_backward", scan.bad->id, scan.bad->position, targets.shape(),
+                     classes, options.ignore_index);
+  }
+  // As on the CPU: a mean divides by the counted rows (none counted: no row reads it).
+  const double divisor = options.reduction == Reduction::mean && scan.counted > 0
+                             ? static_cast<double>(scan.counted)
+                             : 1.0;
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(targets.dtype(), [&]<typename Id>() {
+      cuda::cross_entropy_backward_rows(logits.data<T>(), targets.data<Id>(), grad_out.data<T>(),
+                                        options.reduction == Reduction::none, divisor, rows,
+                                        classes, options.ignore_index, ctx.out.data<T>(),
+                                        backend.stream());
+    });
+  });
+}
+
+}  // namespace mg

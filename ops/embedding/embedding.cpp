@@ -43,8 +43,6 @@ std::vector<ErrorCase> embedding_error_cases() {
        {I::real({5, 3}), I::ids({3}, 5).with_values({0, -1, 2})},
        {},
        "id -1 at position [1]"},
-      {"float_ids", {I::real({5, 3}), I::real({2}).no_grad()}, {}, "integer ids"},
-      {"integer_table", {I::ids({5, 3}, 2), I::ids({2}, 5)}, {}, "floating-point"},
       {"table_rank", {I::real({5, 3, 2}), I::ids({2}, 5)}, {}, "rank 2"},
   };
 }

@@ -1,9 +1,14 @@
-// embedding on CUDA: one block per id copies that id's table row, 16 bytes per load when the
-// row width and pointers allow, so each row is read once per use at full width.
+// embedding on CUDA: check the ids on the device (an out-of-range id throws the
+// CPU's error, and the context stays usable), then the row gather: one block per id copies
+// that id's table row, 16 bytes per load when the row width and pointers allow, so each row is
+// read once per use at full width.
 //   N ids, D width, V rows; table [V, D], ids [N] -> out [N, D]
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "embedding/embedding_cuda.cuh"
+#include "common/ids.h"
+#include "common/ids_cuda.cuh"
+#include "minigraph/op.h"
 
 namespace mg::cuda {
 
@@ -43,13 +48,24 @@ void gather_rows(const T* table, const Id* ids, T* out, std::int64_t count, std:
   }
 }
 
-#define MG_INSTANTIATE(T, Id)                                                           \
-  template void gather_rows<T, Id>(const T*, const Id*, T*, std::int64_t, std::int64_t, \
-                                   cudaStream_t);
-MG_INSTANTIATE(float, std::int32_t)
-MG_INSTANTIATE(float, std::int64_t)
-MG_INSTANTIATE(double, std::int32_t)
-MG_INSTANTIATE(double, std::int64_t)
-#undef MG_INSTANTIATE
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void embedding_cuda(const KernelContext& ctx) {
+  const Tensor& table = ctx.inputs[0];  // [V, D]
+  const Tensor& ids = ctx.inputs[1];    // [...]
+  const std::int64_t rows = table.size(0);
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  if (auto bad = cuda::first_bad_id(ids, rows)) {
+    throw_bad_id("embedding", bad->id, bad->position, ids.shape(), rows);
+  }
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(ids.dtype(), [&]<typename Id>() {
+      cuda::gather_rows(table.data<T>(), ids.data<Id>(), ctx.out.data<T>(), ids.numel(),
+                        table.size(1), backend.stream());
+    });
+  });
+}
+
+}  // namespace mg

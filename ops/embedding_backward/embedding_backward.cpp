@@ -41,7 +41,6 @@ std::vector<ErrorCase> embedding_backward_error_cases() {
        A{4},
        "id 4 at position [1]"},
       {"grad_shape", {I::real({3, 2}), I::ids({4}, 4)}, A{4}, "ids' shape plus D"},
-      {"float_ids", {I::real({3, 2}), I::real({3}).no_grad()}, A{4}, "integer ids"},
   };
 }
 

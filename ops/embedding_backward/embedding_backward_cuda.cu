@@ -1,4 +1,6 @@
-// embedding_backward on CUDA: a deterministic scatter-add, without float atomics.
+// embedding_backward on CUDA: check the ids on the device (the CPU's error for
+// an out-of-range id), zero the gradient table, then the deterministic sorted scatter-add
+// with scratch from the backend's pool: a deterministic scatter-add, without float atomics.
 //   N ids, D width, V rows, K = kRowsPerChunk; grad [N, D], ids [N] -> out [V, D] (zeroed)
 // 1. Sort (id, position) pairs by id. The radix sort is stable, so each id's positions stay in
 //    increasing order: the sorted pairs are one segment per distinct id.
@@ -11,9 +13,12 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "embedding_backward/embedding_backward_cuda.cuh"
+#include "common/ids.h"
+#include "common/ids_cuda.cuh"
+#include "minigraph/op.h"
 
 namespace mg::cuda {
 
@@ -235,13 +240,28 @@ void scatter_add_rows(const T* grad, const Id* ids, T* out, std::int64_t count, 
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-#define MG_INSTANTIATE(T, Id)                                                                \
-  template void scatter_add_rows<T, Id>(const T*, const Id*, T*, std::int64_t, std::int64_t, \
-                                        std::int64_t, void*, cudaStream_t);
-MG_INSTANTIATE(float, std::int32_t)
-MG_INSTANTIATE(float, std::int64_t)
-MG_INSTANTIATE(double, std::int32_t)
-MG_INSTANTIATE(double, std::int64_t)
-#undef MG_INSTANTIATE
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void embedding_backward_cuda(const KernelContext& ctx) {
+  const Tensor& grad = ctx.inputs[0];  // [..., D]
+  const Tensor& ids = ctx.inputs[1];   // [...]
+  const std::int64_t rows = ctx.out.size(0), width = ctx.out.size(1), count = ids.numel();
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  if (auto bad = cuda::first_bad_id(ids, rows)) {
+    throw_bad_id("embedding_backward", bad->id, bad->position, ids.shape(), rows);
+  }
+  backend.fill_zero(ctx.out.raw_data(), ctx.out.nbytes());
+  if (count == 0 || width == 0) return;
+  cuda::DeviceBuffer scratch(
+      backend, cuda::scatter_add_scratch_bytes(count, rows, width, dtype_size(grad.dtype())));
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(ids.dtype(), [&]<typename Id>() {
+      cuda::scatter_add_rows(grad.data<T>(), ids.data<Id>(), ctx.out.data<T>(), count, rows, width,
+                             scratch.data(), backend.stream());
+    });
+  });
+}
+
+}  // namespace mg

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/ids.h"
 #include "linear_cross_entropy/linear_cross_entropy.h"
 #include "linear_cross_entropy/linear_cross_entropy_common.h"
 #include "minigraph/cpu.h"
@@ -22,24 +23,6 @@
 namespace mg {
 
 namespace {
-
-// Every target in [0, V) or ignore_index, else the error for the first one that is not;
-// returns how many are not ignore_index.
-template <typename Id>
-std::int64_t count_targets(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index) {
-  const Id* ids = targets.data<Id>();
-  const std::int64_t n = targets.numel();
-  std::int64_t counted = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto t = static_cast<std::int64_t>(ids[i]);
-    if (t == ignore_index) continue;
-    if (t < 0 || t >= vocab) [[unlikely]] {
-      throw_bad_target(t, i, targets.shape(), vocab, ignore_index);
-    }
-    ++counted;
-  }
-  return counted;
-}
 
 // C = op(A) op(B), or += when accumulate; an empty inner size K writes zeros (or nothing),
 // which BLAS is not asked to do.
@@ -102,7 +85,8 @@ void linear_cross_entropy_run(const KernelContext& ctx) {
   const Tensor& w = ctx.inputs[1];        // [D, V]
   const Tensor& targets = ctx.inputs[2];  // [N]
   const std::int64_t width = w.size(0), vocab = w.size(1), rows = targets.numel();
-  const std::int64_t counted = count_targets<Id>(targets, vocab, o.ignore_index);
+  const std::int64_t counted = check_targets_in_range(ctx.op.name, targets.data<Id>(),
+                                                      targets.shape(), vocab, o.ignore_index);
 
   const bool want_dx = ctx.saved != nullptr && x.requires_grad();
   const bool want_dw = ctx.saved != nullptr && w.requires_grad();

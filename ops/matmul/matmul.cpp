@@ -122,10 +122,6 @@ std::vector<ErrorCase> matmul_error_cases() {
       {"inner_a_longer", {I::real({3, 6}), I::real({5, 2})}, MatmulOptions{}, "a's inner size"},
       {"rank_one", {I::real({4}), I::real({4, 2})}, MatmulOptions{}, "rank 2 to 8"},
       {"batch_mismatch", {I::real({2, 3, 4}), I::real({3, 4, 5})}, MatmulOptions{}, "batch axes"},
-      {"dtype_mix",
-       {I::real({3, 4}).with_dtype(DType::f32), I::real({4, 5}).with_dtype(DType::f64)},
-       MatmulOptions{},
-       "dtype f32"},
   };
 }
 

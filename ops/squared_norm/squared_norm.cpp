@@ -40,13 +40,6 @@ std::vector<OpCase> squared_norm_cases() {
   return cases;
 }
 
-std::vector<ErrorCase> squared_norm_error_cases() {
-  using I = InputSpec;
-  return std::vector<ErrorCase>{
-      {"integer_input", {I::ids({2, 3}, 5)}, {}, "floating-point"},
-  };
-}
-
 }  // namespace
 
 void register_squared_norm(OpRegistry& registry) {
@@ -61,7 +54,6 @@ void register_squared_norm(OpRegistry& registry) {
   op.kernels = MG_KERNELS(squared_norm);
   op.reference = squared_norm_reference;
   op.cases = squared_norm_cases;
-  op.error_cases = squared_norm_error_cases;
   registry.add(std::move(op));
 }
 

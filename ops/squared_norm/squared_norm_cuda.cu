@@ -1,13 +1,17 @@
-// squared_norm on CUDA: a deterministic two-pass sum of squares, without atomics.
+// squared_norm on CUDA: scratch for the chunk sums from the backend's pool, then
+// the deterministic two-pass sum of squares over the CPU kernel's chunks, without atomics.
 //   N elements, K elements per chunk, C = ceil(N / K); x [N] -> partial [C] (double) -> out []
 // 1. One block per chunk (grid-stride over chunks): thread t sums x[c K + t + j B]^2 in double
 //    for j = 0, 1, ... (B threads), then the block adds its threads' sums as a fixed tree.
 // 2. One block adds the chunk sums the same way and writes out in x's type.
 // Every sum runs in an order fixed by N alone, so the bits do not depend on the GPU or on how
 // the blocks are scheduled.
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "squared_norm/squared_norm_cuda.cuh"
+#include "minigraph/op.h"
+#include "squared_norm/squared_norm.h"
+#include "squared_norm/squared_norm_chunks.h"
 
 namespace mg::cuda {
 
@@ -73,9 +77,19 @@ void squared_norm_launch(const T* x, std::int64_t count, std::int64_t chunk, T* 
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-template void squared_norm_launch<float>(const float*, std::int64_t, std::int64_t, float*, void*,
-                                         cudaStream_t);
-template void squared_norm_launch<double>(const double*, std::int64_t, std::int64_t, double*, void*,
-                                          cudaStream_t);
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void squared_norm_cuda(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];  // [N]
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  const std::int64_t n = x.numel();
+  cuda::DeviceBuffer scratch(backend, cuda::squared_norm_scratch_bytes(squared_norm_chunks(n)));
+  dispatch_float(x.dtype(), [&]<typename T>() {
+    cuda::squared_norm_launch(x.data<T>(), n, kSquaredNormChunk, ctx.out.data<T>(), scratch.data(),
+                              backend.stream());
+  });
+}
+
+}  // namespace mg

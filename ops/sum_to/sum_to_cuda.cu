@@ -1,12 +1,17 @@
-// sum_to on CUDA: a deterministic reduction, without atomics.
+// sum_to on CUDA: x's axes as kept (in out) or summed away (reduce_layout,
+// common/broadcast_layout.h, from x's own strides: views are read as they are), then the
+// deterministic reduction, without atomics.
 //   x [..X] -> out [S]; J = out elements (kept), R = elements summed into each (reduced)
 // Many outputs (the [B, T, D] -> [T, D] of the position gradient): one thread per output walks
 // its R elements; neighbouring threads read neighbouring addresses. Few outputs with long sums
 // (sum(logits) over B*T*V): each output's R elements are cut into chunks, each chunk summed by
 // a block (per-thread strided sums, then a fixed tree), and the chunk sums added in order.
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "sum_to/sum_to_cuda.cuh"
+#include "common/broadcast_layout.h"
+#include "minigraph/op.h"
+#include "sum_to/sum_to_kernels.h"
 
 namespace mg::cuda {
 
@@ -115,8 +120,23 @@ void sum_to_launch(const T* x, T* out, const ReduceLayout& layout, void* scratch
   MG_CUDA_CHECK(cudaGetLastError());
 }
 
-template void sum_to_launch<float>(const float*, float*, const ReduceLayout&, void*, cudaStream_t);
-template void sum_to_launch<double>(const double*, double*, const ReduceLayout&, void*,
-                                    cudaStream_t);
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void sum_to_cuda_into(const Tensor& x, const Tensor& out) {
+  CudaBackend& backend = cuda::activate(out.device());
+  if (x.numel() == 0) {
+    backend.fill_zero(out.raw_data(), out.nbytes());
+    return;
+  }
+  const ReduceLayout layout = reduce_layout("sum_to", x.shape(), x.strides(), out.shape());
+  cuda::DeviceBuffer scratch(backend, cuda::sum_to_scratch_bytes(layout, dtype_size(out.dtype())));
+  dispatch_float(out.dtype(), [&]<typename T>() {
+    cuda::sum_to_launch(x.data_ptr<T>(), out.data<T>(), layout, scratch.data(), backend.stream());
+  });
+}
+
+void sum_to_cuda(const KernelContext& ctx) { sum_to_cuda_into(ctx.inputs[0], ctx.out); }
+
+}  // namespace mg

@@ -1,10 +1,16 @@
-// token_position_embedding on CUDA: one block per position writes tok[id] + pos[t] in a single
-// pass over the output (llm.c's encoder forward), 16 bytes per load when the rows allow.
+// token_position_embedding on CUDA: check the ids on the device (the CPU's error
+// for an out-of-range id), then the fused gather-and-add: one block per position writes
+// tok[id] + pos[t] in a single pass over the output (llm.c's encoder forward), 16 bytes per
+// load when the rows allow.
 //   n = B*T positions, T sequence length, D width, V rows;
 //   tok [V, D], pos [T, D] (from the offset), ids [n] -> out [n, D]
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernel_launch.cuh"
-#include "token_position_embedding/token_position_embedding_cuda.cuh"
+#include "common/ids.h"
+#include "common/ids_cuda.cuh"
+#include "minigraph/op.h"
+#include "token_position_embedding/token_position_embedding.h"
 
 namespace mg::cuda {
 
@@ -51,13 +57,27 @@ void gather_rows_plus_positions(const T* tok, const T* pos, const Id* ids, T* ou
   }
 }
 
-#define MG_INSTANTIATE(T, Id)                                                                      \
-  template void gather_rows_plus_positions<T, Id>(const T*, const T*, const Id*, T*, std::int64_t, \
-                                                  std::int64_t, std::int64_t, cudaStream_t);
-MG_INSTANTIATE(float, std::int32_t)
-MG_INSTANTIATE(float, std::int64_t)
-MG_INSTANTIATE(double, std::int32_t)
-MG_INSTANTIATE(double, std::int64_t)
-#undef MG_INSTANTIATE
-
 }  // namespace mg::cuda
+
+namespace mg {
+
+void token_position_embedding_cuda(const KernelContext& ctx) {
+  const Tensor& tok = ctx.inputs[0];  // [V, D]
+  const Tensor& pos = ctx.inputs[1];  // [T_max, D]
+  const Tensor& ids = ctx.inputs[2];  // [..., T]
+  const std::int64_t rows = tok.size(0), width = tok.size(1);
+  const std::int64_t offset = ctx.attrs_as<TokenPositionEmbeddingAttrs>().offset;
+  CudaBackend& backend = cuda::activate(ctx.out.device());
+  if (auto bad = cuda::first_bad_id(ids, rows)) {
+    throw_bad_id("token_position_embedding", bad->id, bad->position, ids.shape(), rows);
+  }
+  dispatch_float(ctx.out.dtype(), [&]<typename T>() {
+    dispatch_ids(ids.dtype(), [&]<typename Id>() {
+      cuda::gather_rows_plus_positions(tok.data<T>(), pos.data<T>() + offset * width,
+                                       ids.data<Id>(), ctx.out.data<T>(), ids.numel(), ids.size(-1),
+                                       width, backend.stream());
+    });
+  });
+}
+
+}  // namespace mg

@@ -4,7 +4,8 @@
 #     consumer's include path;
 #   - exactly the public headers: the umbrella include/minigraph/minigraph.h,
 #     framework/include/minigraph/*.h, the generated ops.h and version.h,
-#     minigraph/ops/builtin_ops.h, minigraph/ops/<op>/<op>.h for each MG_OP and MG_VIEW of ops/op_list.h,
+#     minigraph/ops/builtin_ops.h, minigraph/ops/<op>/<op>.h for each MG_OP, MG_FAMILY and MG_VIEW
+#     of ops/op_list.h,
 #     the three model
 #     headers and minigraph/testing/op_harness.h; no internal one (ops/common, op_list.h,
 #     *_cpu.h, *.cuh kernel headers);
@@ -40,9 +41,9 @@ endforeach()
 file(GLOB framework_headers RELATIVE ${TOP_SOURCE_DIR}/framework/include
      ${TOP_SOURCE_DIR}/framework/include/minigraph/*.h)
 list(APPEND expected ${framework_headers})
-file(STRINGS ${TOP_SOURCE_DIR}/ops/op_list.h ops REGEX "^MG_(OP|VIEW)\\(")
+file(STRINGS ${TOP_SOURCE_DIR}/ops/op_list.h ops REGEX "^MG_(OP|FAMILY|VIEW)\\(")
 foreach(line IN LISTS ops)
-  string(REGEX REPLACE "^MG_(OP|VIEW)\\(([a-z0-9_]+)\\).*" "\\2" op "${line}")
+  string(REGEX REPLACE "^MG_(OP|FAMILY|VIEW)\\(([a-z0-9_]+)\\).*" "\\2" op "${line}")
   list(APPEND expected minigraph/ops/${op}/${op}.h)
 endforeach()
 list(SORT expected)

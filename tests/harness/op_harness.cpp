@@ -507,7 +507,7 @@ void register_op_tests(std::string_view origin) {
         }
       }
     }
-    for (const ErrorCase& c : op->error_cases ? op->error_cases() : std::vector<ErrorCase>{}) {
+    for (const ErrorCase& c : all_error_cases(*op)) {
       for (Device device : devices) {
         std::string name =
             fmt::format("{}_error_{}_{}", op->name, c.name, device_kind_name(device.kind));

@@ -2,14 +2,14 @@
 # floors it sees only (cmake/MinigraphFloors.cmake: framework <- ops <- {models, optim};
 # framework <- distributed; train sees all of them). The build already cannot find a header of
 # a floor not seen (its generated folder is not on the include path); this names the offending
-# file and line, and also catches an include through a floor's private folder names ("add/add.h",
+# file and line, and also catches an include through a floor's private folder names ("binary/binary.h",
 # "layers/embedding.h") or a relative or absolute path.
 #   cmake -DSOURCE_DIR=<repo> -P check_includes.cmake
 cmake_minimum_required(VERSION 3.24)
 include(${SOURCE_DIR}/cmake/MinigraphFloors.cmake)
 
 # The names by which a floor's headers can be reached: minigraph/<floor>/ in the installed
-# layout, and the floor's folder or one of its subfolders (ops/add/, models/layers/, train/data/)
+# layout, and the floor's folder or one of its subfolders (ops/binary/, models/layers/, train/data/)
 # as a private root or relative path.
 foreach(floor IN LISTS MINIGRAPH_FLOORS)
   set(names_${floor} ${floor})

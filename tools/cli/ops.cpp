@@ -43,9 +43,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::size_t case_count(const OpDef& op) { return op.cases ? op.cases().size() : 0; }
-std::size_t error_case_count(const OpDef& op) {
-  return op.error_cases ? op.error_cases().size() : 0;
-}
+std::size_t error_case_count(const OpDef& op) { return all_error_cases(op).size(); }
 
 }  // namespace
 

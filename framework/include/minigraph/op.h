@@ -307,6 +307,15 @@ Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t se
 std::vector<Tensor> make_case_inputs(const std::vector<InputSpec>& specs, DType real_dtype,
                                      Device device = Device::cpu());
 
+// Every error case of an op: its own (OpDef::error_cases), after those its declared inputs
+// imply, made from its first case: each float input given integer ids
+// ("dtype_integer_<input>", expecting "argument '<input>': expected a floating-point tensor"),
+// each id input given floats ("dtype_float_<input>", "expected integer ids") and, where the op
+// declares more than one float dtype, each float input after the first in another dtype than
+// the first ("dtype_mixed_<input>", "expected dtype"). Inputs whose case names a dtype of its
+// own are left alone. What the harness checks and `minigraph ops` counts.
+std::vector<ErrorCase> all_error_cases(const OpDef& op);
+
 // Checks shared by shape rules; each throws mg::Error naming op and argument.
 void check_floating(const OpDef& op, std::size_t input, const Tensor& t);
 void check_integer(const OpDef& op, std::size_t input, const Tensor& t);

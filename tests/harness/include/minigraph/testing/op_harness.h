@@ -11,7 +11,10 @@
 //   - every case again with its inputs in non-contiguous layouts (_transposed, _sliced,
 //     _expanded), forward and gradients against contiguous inputs of the same values, and each
 //     kernel whose OpDef::takes_layout accepts a layout called directly on it;
-//   - every error case throws mg::Error naming the op, and leaves the inputs untouched;
+//   - every error case throws mg::Error naming the op, and leaves the inputs untouched: the
+//     op's own, and those its inputs imply (_error_dtype_integer_<input>: an integer tensor
+//     for a float input; _dtype_float_<input>: floats for ids; _dtype_mixed_<input>: a float
+//     input of another dtype than the first), made from its first case;
 //   - the op has every part these checks need (missing_parts), as ops.<op>_complete.
 // An op registered with cases is covered without any test code of its own.
 #pragma once

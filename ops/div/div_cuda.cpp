@@ -1,8 +1,0 @@
-// div on CUDA: the binary elementwise engine (common/elementwise_cuda.cpp) with a / b.
-#include "common/elementwise.h"
-
-namespace mg {
-
-void div_cuda(const KernelContext& ctx) { elementwise_binary_cuda(ctx, BinaryOp::div); }
-
-}  // namespace mg
