@@ -1,6 +1,6 @@
 // MG_HOST_DEVICE: __host__ __device__ under nvcc, nothing for the host compiler, for code both
-// compile (the elementwise functors). Inside such code, __CUDA_ARCH__ tells the device pass
-// (CUDA's math functions) from the host one (<cmath>).
+// compile (the families' functors). Such code calls <cmath>'s std:: functions, which nvcc maps to
+// CUDA's math functions on the device.
 #pragma once
 
 #ifdef __CUDACC__

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cmath>
-#include <type_traits>
 
 #include "common/host_device.h"
 #include "minigraph/op.h"
@@ -31,36 +30,16 @@ struct ScaleFn {
   MG_HOST_DEVICE T operator()(T x) const { return factor * x; }
 };
 
-// CUDA's expf / exp and logf / log on the device, qualified: unqualified exp in namespace mg
-// would find mg::exp (a Tensor op).
+// std::exp and std::log: <cmath> on the host; on the device nvcc maps them to CUDA's expf / exp
+// and logf / log. Qualified: unqualified exp in namespace mg would find mg::exp (a Tensor op).
 template <typename T>
 struct ExpFn {
-  MG_HOST_DEVICE T operator()(T x) const {
-#ifdef __CUDA_ARCH__
-    if constexpr (std::is_same_v<T, float>) {
-      return ::expf(x);
-    } else {
-      return ::exp(x);
-    }
-#else
-    return std::exp(x);
-#endif
-  }
+  MG_HOST_DEVICE T operator()(T x) const { return std::exp(x); }
 };
 
 template <typename T>
 struct LogFn {
-  MG_HOST_DEVICE T operator()(T x) const {
-#ifdef __CUDA_ARCH__
-    if constexpr (std::is_same_v<T, float>) {
-      return ::logf(x);
-    } else {
-      return ::log(x);
-    }
-#else
-    return std::log(x);
-#endif
-  }
+  MG_HOST_DEVICE T operator()(T x) const { return std::log(x); }
 };
 
 #define MG_UNARY_FUNCTORS(X) X(NegFn) X(ScaleFn) X(ExpFn) X(LogFn)

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cmath>
-#include <type_traits>
 
 #include "common/host_device.h"
 #include "minigraph/op.h"
@@ -50,21 +49,10 @@ struct AdamWUpdateFn {
             static_cast<T>(-(a.lr / a.beta1_correction))};
   }
   MG_HOST_DEVICE T operator()(T param, T m, T v) const {
-    const T decayed = param * decay;          // param.mul_(1 - lr * wd)
-    const T denom = root(v) / sqrt_c2 + eps;  // (v.sqrt() / sqrt(c2)).add_(eps)
-    return decayed + neg_step * m / denom;    // addcdiv_: self + (value * m) / denom
-  }
-  MG_HOST_DEVICE static T root(T x) {
-#ifdef __CUDA_ARCH__
-    // Correctly rounded on the device too (nvcc's default -prec-sqrt=true), as std::sqrt.
-    if constexpr (std::is_same_v<T, float>) {
-      return ::sqrtf(x);
-    } else {
-      return ::sqrt(x);
-    }
-#else
-    return std::sqrt(x);
-#endif
+    const T decayed = param * decay;  // param.mul_(1 - lr * wd)
+    // std::sqrt is correctly rounded on the device too (sqrt.rn, nvcc's -prec-sqrt=true).
+    const T denom = std::sqrt(v) / sqrt_c2 + eps;  // (v.sqrt() / sqrt(c2)).add_(eps)
+    return decayed + neg_step * m / denom;         // addcdiv_: self + (value * m) / denom
   }
 };
 
