@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <random>
 
 #include "minigraph/backend.h"
@@ -23,7 +22,7 @@ std::vector<ErrorCase> all_error_cases(const OpDef& op) {
     errors.push_back({fmt::format("dtype_{}_{}", kind, name), std::move(inputs), first.attrs,
                       fmt::format("argument '{}': expected {}", name, what)});
   };
-  std::optional<std::size_t> first_real;
+  bool seen_real = false;
   for (std::size_t i = 0; i < first.inputs.size(); ++i) {
     const InputSpec& spec = first.inputs[i];
     if (spec.dtype) continue;
@@ -32,21 +31,19 @@ std::vector<ErrorCase> all_error_cases(const OpDef& op) {
       continue;
     }
     add_case("integer", i, InputSpec::ids(spec.shape, 2), "a floating-point tensor");
-    if (!first_real) {
-      first_real = i;
-    } else if (op.dtypes.size() > 1) {
+    if (seen_real && op.dtypes.size() > 1) {
       // The harness makes the other real inputs f32 in an error case; this one another dtype.
       InputSpec other = spec;
       other.with_dtype(op.dtypes[0] == DType::f32 ? op.dtypes[1] : op.dtypes[0]);
       add_case("mixed", i, std::move(other), "dtype");
     }
+    seen_real = true;
   }
   if (op.error_cases) {
     for (ErrorCase& c : op.error_cases()) errors.push_back(std::move(c));
   }
   return errors;
 }
-
 
 Tensor make_case_input(const InputSpec& spec, DType real_dtype, std::uint64_t seed, Device device) {
   const bool ids = spec.kind == InputSpec::Kind::ids;
