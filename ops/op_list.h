@@ -1,11 +1,12 @@
 // The only list of built-in ops (X-macro). Adding an op: a folder under ops/ and one line
 // here, or a row in its family's table; ops/CMakeLists.txt reads this list for the sources and
 // the umbrella header. MG_FAMILY: a folder of ops that share one engine, each op a row of its
-// table (binary: add, sub, mul, div; unary: neg, scale, exp, log; reduction: sum, mean;
-// update: moving_average, adamw_update, momentum_update, sgd_update). MG_VIEW:
-// a view defined on the ops floor (expand, whose backward sums; position_embedding, a narrow
-// behind the position rule's checks): its folder joins like an op's, and nothing is registered
-// (views are not in the registry).
+// table (binary: add, sub, mul, div and the activations' *_backward; unary: neg, scale, exp,
+// log, the activations, powers and tensor-scalar arithmetic; reduction: sum, mean; update:
+// moving_average, adamw_update, momentum_update, sgd_update; softmax: softmax, log_softmax and
+// their backward rows). MG_VIEW: a view defined on the ops floor (expand, whose backward sums;
+// position_embedding, a narrow behind the position rule's checks): its folder joins like an
+// op's, and nothing is registered (views are not in the registry).
 MG_FAMILY(binary)
 MG_FAMILY(unary)
 MG_FAMILY(reduction)
@@ -19,6 +20,7 @@ MG_VIEW(position_embedding)
 MG_OP(position_embedding_backward)
 MG_OP(token_position_embedding)
 MG_FAMILY(update)
+MG_FAMILY(softmax)
 MG_OP(squared_norm)
 MG_OP(cross_entropy)
 MG_OP(cross_entropy_backward)

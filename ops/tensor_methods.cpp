@@ -38,6 +38,14 @@ Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
 Tensor Tensor::exp() const { return mg::exp(*this); }
 Tensor Tensor::expand(const Shape& shape) const { return mg::expand(*this, shape); }
 Tensor Tensor::log() const { return mg::log(*this); }
+Tensor Tensor::neg() const { return mg::neg(*this); }
+Tensor Tensor::relu() const { return mg::relu(*this); }
+Tensor Tensor::tanh() const { return mg::tanh(*this); }
+Tensor Tensor::sigmoid() const { return mg::sigmoid(*this); }
+Tensor Tensor::sqrt() const { return mg::sqrt(*this); }
+Tensor Tensor::rsqrt() const { return mg::rsqrt(*this); }
+Tensor Tensor::square() const { return mg::square(*this); }
+Tensor Tensor::pow(double exponent) const { return mg::pow(*this, exponent); }
 
 Tensor& Tensor::add_(const Tensor& x, double alpha) {
   static const OpDef& add_op = builtin_op("add");
@@ -65,7 +73,12 @@ Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& a) { return neg(a); }
-Tensor operator*(const Tensor& a, double factor) { return scale(a, factor); }
-Tensor operator*(double factor, const Tensor& a) { return scale(a, factor); }
+Tensor operator+(const Tensor& x, double value) { return add(x, value); }
+Tensor operator+(double value, const Tensor& x) { return add(x, value); }
+Tensor operator-(const Tensor& x, double value) { return sub(x, value); }
+Tensor operator-(double value, const Tensor& x) { return rsub(x, value); }
+Tensor operator*(const Tensor& x, double value) { return scale(x, value); }
+Tensor operator*(double value, const Tensor& x) { return scale(x, value); }
+Tensor operator/(const Tensor& x, double value) { return div(x, value); }
 
 }  // namespace mg

@@ -39,6 +39,45 @@ TEST(Operators, AreTheOpsBitForBit) {
 }
 
 // A loss written with operators: mean((x W - y)^2), its gradient against finite differences.
+TEST(Operators, ScalarArithmeticAndActivationMethodsAreTheOps) {
+  Tensor a = Tensor::normal({3, 4}, 0, 1, 4, DType::f32);
+  auto same = [](const Tensor& x, const Tensor& y) {
+    return x.shape() == y.shape() && x.to_vector<float>() == y.to_vector<float>();
+  };
+  EXPECT_TRUE(same(a + 1, add(a, 1.0)));
+  EXPECT_TRUE(same(1 + a, add(a, 1.0)));
+  EXPECT_TRUE(same(a - 1, add(a, -1.0)));
+  EXPECT_TRUE(same(1 - a, rsub(a, 1.0)));
+  EXPECT_TRUE(same(a / 2, div(a, 2.0)));
+  EXPECT_TRUE(same(a * 3, mul(a, 3.0)));
+  EXPECT_TRUE(same(a.neg(), neg(a)));
+  EXPECT_TRUE(same(a.relu(), relu(a)));
+  EXPECT_TRUE(same(a.tanh(), tanh(a)));
+  EXPECT_TRUE(same(a.sigmoid(), sigmoid(a)));
+  EXPECT_TRUE(same(a.square(), square(a)));
+  EXPECT_TRUE(same(a.square().sqrt(), sqrt(square(a))));
+  EXPECT_TRUE(same(a.square().rsqrt(), rsqrt(square(a))));
+  EXPECT_TRUE(same(a.pow(3), pow(a, 3)));
+  // The values themselves, exactly where IEEE arithmetic is exact.
+  const Tensor x = values({-2, 0, 0.5, 3}, {4});
+  EXPECT_EQ((1 - x).to_vector<double>(), (std::vector<double>{3, 1, 0.5, -2}));
+  EXPECT_EQ((x / 2 + 1).to_vector<double>(), (std::vector<double>{0, 1, 1.25, 2.5}));
+  EXPECT_EQ(x.relu().to_vector<double>(), (std::vector<double>{0, 0, 0.5, 3}));
+  EXPECT_EQ(x.square().to_vector<double>(), (std::vector<double>{4, 0, 0.25, 9}));
+}
+
+TEST(Operators, GeluTakesNoneOrTanhAndNamesAnythingElse) {
+  const Tensor x = values({-1, 0, 1}, {3});
+  // gelu(1) = Phi(1) = 0.8413447460685429; the tanh form 0.8411919906082768 (PyTorch's values).
+  EXPECT_NEAR(gelu(x).to_vector<double>()[2], 0.8413447460685429, 1e-12);
+  EXPECT_NEAR(gelu(x, "tanh").to_vector<double>()[2], 0.8411919906082768, 1e-12);
+  EXPECT_EQ(gelu(x).to_vector<double>()[1], 0.0);
+  expect_error_containing([&] { gelu(x, "erf"); },
+                          "gelu: argument 'approximate': expected \"none\" or \"tanh\", got "
+                          "\"erf\"");
+  expect_error_containing([&] { gelu_backward(x, x, "Tanh"); }, "gelu_backward: argument");
+}
+
 TEST(Operators, ComposeIntoALossWhoseGradientIsRight) {
   Tensor x = Tensor::normal({5, 3}, 0, 1, 4, DType::f64);
   Tensor y = Tensor::normal({5, 2}, 0, 1, 5, DType::f64);

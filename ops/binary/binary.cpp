@@ -13,6 +13,7 @@
 #include "common/define_op.h"
 #include "sum_to/sum_to.h"
 #include "unary/unary.h"
+#include "unary/unary_kernels.h"
 
 namespace mg {
 
@@ -31,6 +32,24 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 Tensor div(const Tensor& a, const Tensor& b) {
   static const OpDef& op = builtin_op("div");
   return apply_op(op, {a, b});
+}
+
+Tensor relu_backward(const Tensor& grad_out, const Tensor& result) {
+  static const OpDef& op = builtin_op("relu_backward");
+  return apply_op(op, {grad_out, result});
+}
+Tensor tanh_backward(const Tensor& grad_out, const Tensor& result) {
+  static const OpDef& op = builtin_op("tanh_backward");
+  return apply_op(op, {grad_out, result});
+}
+Tensor sigmoid_backward(const Tensor& grad_out, const Tensor& result) {
+  static const OpDef& op = builtin_op("sigmoid_backward");
+  return apply_op(op, {grad_out, result});
+}
+Tensor gelu_backward(const Tensor& grad_out, const Tensor& x, std::string_view approximate) {
+  static const OpDef& exact = builtin_op("gelu_backward");
+  static const OpDef& tanh_form = builtin_op("gelu_tanh_backward");
+  return apply_op(gelu_is_tanh("gelu_backward", approximate) ? tanh_form : exact, {grad_out, x});
 }
 
 namespace {
@@ -80,9 +99,10 @@ OutputSpec binary_infer(const OpDef& self, std::span<const Tensor> in, const std
   check_floating(self, 1, in[1]);
   check_same_dtype(self, 1, in[1], in[0].dtype());
   Shape out;
-  MG_CHECK(broadcast_shapes(in[0].shape(), in[1].shape(), out), self.name, "b",
-           fmt::format("a shape broadcastable with a's {}", shape_str(in[0].shape())), "{}",
-           shape_str(in[1].shape()));
+  MG_CHECK(
+      broadcast_shapes(in[0].shape(), in[1].shape(), out), self.name, self.inputs[1],
+      fmt::format("a shape broadcastable with {}'s {}", self.inputs[0], shape_str(in[0].shape())),
+      "{}", shape_str(in[1].shape()));
   return OutputSpec{out, in[0].dtype()};
 }
 
@@ -180,6 +200,7 @@ struct BinaryRow {
   std::vector<std::string> backward_reads;
   Grads (*backward)(const BackwardContext&);
   InputSpec (*second)(Shape) = real_b;
+  std::vector<std::string> inputs = {"a", "b"};
 };
 
 template <typename Fn>
@@ -187,7 +208,7 @@ OpDef binary_op(BinaryRow row) {
   OpDef op;
   op.name = row.name;
   op.summary = row.summary;
-  op.inputs = {"a", "b"};
+  op.inputs = std::move(row.inputs);
   op.infer = binary_infer;
   op.takes_layout = any_layout;  // the engines read strides
   op.backward_reads = std::move(row.backward_reads);
@@ -209,6 +230,27 @@ void register_binary(OpRegistry& registry) {
       {"mul", "a * b elementwise, with NumPy broadcasting", {"a", "b"}, mul_backward}));
   registry.add(binary_op<DivFn>(
       {"div", "a / b elementwise, with NumPy broadcasting", {"a", "b"}, div_backward, divisor}));
+
+  // Derivatives of unary ops (not differentiable themselves).
+  const std::vector<std::string> reads_result = {"grad_out", "result"};
+  registry.add(binary_op<ReluBackwardFn>(
+      {"relu_backward", "grad_out where result > 0, else 0", {}, nullptr, real_b, reads_result}));
+  registry.add(binary_op<TanhBackwardFn>(
+      {"tanh_backward", "grad_out * (1 - result^2)", {}, nullptr, real_b, reads_result}));
+  registry.add(binary_op<SigmoidBackwardFn>(
+      {"sigmoid_backward", "grad_out * (1 - result) * result", {}, nullptr, real_b, reads_result}));
+  registry.add(binary_op<GeluBackwardFn>({"gelu_backward",
+                                          "grad_out * gelu'(x), the erf form",
+                                          {},
+                                          nullptr,
+                                          real_b,
+                                          {"grad_out", "x"}}));
+  registry.add(binary_op<GeluTanhBackwardFn>({"gelu_tanh_backward",
+                                              "grad_out * gelu'(x), the tanh approximation's",
+                                              {},
+                                              nullptr,
+                                              real_b,
+                                              {"grad_out", "x"}}));
 }
 
 }  // namespace mg

@@ -6,8 +6,11 @@
 //   a [..A], b [..B] -> out [broadcast(A, B)]
 #pragma once
 
+#include <cmath>
+
 #include "common/host_device.h"
 #include "minigraph/op.h"
+#include "unary/unary_kernels.h"  // the GELU constants
 
 namespace mg {
 
@@ -36,7 +39,58 @@ struct DivFn {
   }
 };
 
-#define MG_BINARY_FUNCTORS(X) X(AddFn) X(SubFn) X(MulFn) X(DivFn)
+// The derivatives of unary ops that read the input or result once (PyTorch's *_backward ops):
+// (grad_out, x or result) -> grad_in, one pass instead of a chain of elementwise ops.
+// relu: grad_out where result > 0 (NaN passes it through, as threshold_backward), else 0.
+struct ReluBackwardFn {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T g, T result) const {
+    return result <= T(0) ? T(0) : g;
+  }
+};
+// tanh: g * (1 - y^2); sigmoid: g * (1 - y) * y.
+struct TanhBackwardFn {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T g, T y) const {
+    return g * (T(1) - y * y);
+  }
+};
+struct SigmoidBackwardFn {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T g, T y) const {
+    return g * (T(1) - y) * y;
+  }
+};
+// GELU: g * (Phi(x) + x phi(x)), as PyTorch's GeluBackward.
+struct GeluBackwardFn {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    const T pdf = T(kGeluPdfScale) * std::exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+// The tanh form's: with u = beta (x + kappa x^3), d/dx = (1 + tanh u) / 2
+// + x / 2 (1 - tanh^2 u) beta (1 + 3 kappa x^2).
+struct GeluTanhBackwardFn {
+  template <typename T>
+  MG_HOST_DEVICE T operator()(T g, T x) const {
+    const T x_sq = x * x;
+    const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * x_sq * x);
+    const T tanh_inner = std::tanh(inner);
+    const T left = T(0.5) * x;
+    const T right = T(1) + tanh_inner;
+    const T left_derivative = T(0.5) * right;
+    const T right_derivative = T(1) - tanh_inner * tanh_inner;
+    const T inner_derivative = T(kGeluTanhBeta) * (T(1) + T(3 * kGeluTanhKappa) * x_sq);
+    return g * (left_derivative + left * right_derivative * inner_derivative);
+  }
+};
+
+#define MG_BINARY_FUNCTORS(X)                                                         \
+  X(AddFn)                                                                            \
+  X(SubFn) X(MulFn) X(DivFn) X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) \
+      X(GeluBackwardFn) X(GeluTanhBackwardFn)
 
 // fn with its operands exchanged: the fast paths pass the full-size operand first, so when
 // that operand is b they run Flipped{fn}, keeping a - b and a / b in the user's order.

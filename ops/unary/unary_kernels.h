@@ -42,7 +42,103 @@ struct LogFn {
   MG_HOST_DEVICE T operator()(T x) const { return std::log(x); }
 };
 
-#define MG_UNARY_FUNCTORS(X) X(NegFn) X(ScaleFn) X(ExpFn) X(LogFn)
+// NaN stays NaN (NaN <= 0 is false), as torch.relu; -0.0 gives +0.0.
+template <typename T>
+struct ReluFn {
+  MG_HOST_DEVICE T operator()(T x) const { return x <= T(0) ? T(0) : x; }
+};
+
+template <typename T>
+struct TanhFn {
+  MG_HOST_DEVICE T operator()(T x) const { return std::tanh(x); }
+};
+
+// 1 / (1 + e^-x): e^-x overflows to inf below x = -88.7 (f32), giving exactly 0, never NaN.
+template <typename T>
+struct SigmoidFn {
+  MG_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+};
+
+template <typename T>
+struct SqrtFn {
+  MG_HOST_DEVICE T operator()(T x) const { return std::sqrt(x); }
+};
+
+template <typename T>
+struct RsqrtFn {
+  MG_HOST_DEVICE T operator()(T x) const { return T(1) / std::sqrt(x); }
+};
+
+template <typename T>
+struct SquareFn {
+  MG_HOST_DEVICE T operator()(T x) const { return x * x; }
+};
+
+template <typename T>
+struct PowFn {
+  T exponent;
+  static PowFn from(const std::any& attrs) {
+    return {static_cast<T>(attrs_as<ScalarAttrs>("pow", attrs).value)};
+  }
+  MG_HOST_DEVICE T operator()(T x) const { return std::pow(x, exponent); }
+};
+
+// x + value, value - x and x / value (a true division, on every device, as PyTorch's CPU).
+template <typename T>
+struct AddScalarFn {
+  T value;
+  static AddScalarFn from(const std::any& attrs) {
+    return {static_cast<T>(attrs_as<ScalarAttrs>("add_scalar", attrs).value)};
+  }
+  MG_HOST_DEVICE T operator()(T x) const { return x + value; }
+};
+template <typename T>
+struct RsubScalarFn {
+  T value;
+  static RsubScalarFn from(const std::any& attrs) {
+    return {static_cast<T>(attrs_as<ScalarAttrs>("rsub_scalar", attrs).value)};
+  }
+  MG_HOST_DEVICE T operator()(T x) const { return value - x; }
+};
+template <typename T>
+struct DivScalarFn {
+  T value;
+  static DivScalarFn from(const std::any& attrs) {
+    return {static_cast<T>(attrs_as<ScalarAttrs>("div_scalar", attrs).value)};
+  }
+  MG_HOST_DEVICE T operator()(T x) const { return x / value; }
+};
+
+// GELU, PyTorch's two forms and constants (aten/src/ATen/native/cpu/Activation.cpp):
+// exact x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), and GPT-2's tanh approximation
+// x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))). -inf gives NaN in both (-inf * 0),
+// as PyTorch's.
+inline constexpr double kGeluTanhBeta = 0.7978845608028654;  // sqrt(2 / pi)
+inline constexpr double kGeluTanhKappa = 0.044715;
+inline constexpr double kSqrtHalf = 0.7071067811865476;      // 1 / sqrt(2)
+inline constexpr double kGeluPdfScale = 0.3989422804014327;  // 1 / sqrt(2 pi)
+template <typename T>
+struct GeluFn {
+  MG_HOST_DEVICE T operator()(T x) const {
+    return x * T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+  }
+};
+template <typename T>
+struct GeluTanhFn {
+  MG_HOST_DEVICE T operator()(T x) const {
+    const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * x * x * x);
+    return T(0.5) * x * (T(1) + std::tanh(inner));
+  }
+};
+
+#define MG_UNARY_FUNCTORS(X)                                                                     \
+  X(NegFn)                                                                                       \
+  X(ScaleFn) X(ExpFn) X(LogFn) X(ReluFn) X(TanhFn) X(SigmoidFn) X(SqrtFn) X(RsqrtFn) X(SquareFn) \
+      X(PowFn) X(AddScalarFn) X(RsubScalarFn) X(DivScalarFn) X(GeluFn) X(GeluTanhFn)
+
+// Whether gelu's `approximate` (unary.h) names the tanh form; anything but "none" and "tanh"
+// is an mg::Error naming `op`.
+bool gelu_is_tanh(std::string_view op, std::string_view approximate);
 
 // The functor of Fn for element type T and the op's attributes.
 template <template <typename> class Fn, typename T>

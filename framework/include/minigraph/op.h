@@ -148,6 +148,10 @@ struct OpCase {
   std::vector<InputSpec> inputs;
   std::any attrs;
   std::int64_t max_checks = 4096;  // gradcheck budget per input (big tables are sampled)
+  // Values at the edges of the function (inf, NaN, a kink, past a saturation): the harness
+  // checks the forward alone (finite differences mean nothing there), on outputs poisoned with
+  // a finite sentinel so that a NaN the function gives must match a NaN the reference gives.
+  bool edge_values = false;
 };
 
 // Bad input that must throw mg::Error whose message contains `expect`.

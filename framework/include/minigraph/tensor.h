@@ -214,6 +214,14 @@ class Tensor {
   Tensor mean(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
   Tensor exp() const;
   Tensor log() const;
+  Tensor neg() const;
+  Tensor relu() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor square() const;
+  Tensor pow(double exponent) const;
 
   // Autograd.
   bool requires_grad() const;
@@ -246,14 +254,20 @@ class Tensor {
   std::shared_ptr<TensorImpl> impl_;
 };
 
-// a + b, a - b, a * b, a / b with broadcasting, -a, and a tensor times a number: the ops add,
-// sub, mul, div, neg and scale (ops library).
+// a + b, a - b, a * b, a / b with broadcasting, -a, and tensor-scalar arithmetic (x + 1,
+// 1 - x, x * s, x / 2): the ops add, sub, mul, div, neg, add_scalar, rsub_scalar, scale and
+// div_scalar (ops library).
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a);
-Tensor operator*(const Tensor& a, double factor);
-Tensor operator*(double factor, const Tensor& a);
+Tensor operator+(const Tensor& x, double value);
+Tensor operator+(double value, const Tensor& x);
+Tensor operator-(const Tensor& x, double value);
+Tensor operator-(double value, const Tensor& x);
+Tensor operator*(const Tensor& x, double value);
+Tensor operator*(double value, const Tensor& x);
+Tensor operator/(const Tensor& x, double value);
 
 }  // namespace mg

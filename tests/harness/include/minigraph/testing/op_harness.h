@@ -44,7 +44,10 @@ int run_op_harness(int argc, char** argv, std::string_view origin = {});
 // element. Shapes must be equal. Finite elements match when |actual - expected| <= atol +
 // rtol * |expected|; an infinity only matches the same infinity (inf against -inf or against
 // a number is a mismatch), and NaN matches nothing, not even NaN: the harness poisons outputs
-// with NaN before a kernel runs, so a NaN is an element no kernel wrote.
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double atol, double rtol);
+// with NaN before a kernel runs, so a NaN is an element no kernel wrote. With nan_matches_nan
+// (cases of OpCase::edge_values, whose outputs are poisoned with a finite sentinel instead), a
+// NaN matches a NaN.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double atol, double rtol,
+                            bool nan_matches_nan = false);
 
 }  // namespace mg::testing

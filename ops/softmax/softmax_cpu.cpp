@@ -1,0 +1,120 @@
+// The softmax rows on the CPU: rows split across threads, each row walked in a few passes
+// (max; exps and their sum; scale), the sums in double: a row's gradient is a difference
+// (g - sum(g * y)) that an f32 sum of 1,000 terms would leave a digit short. Contiguous rows (dim
+// the last axis) take a loop with a unit stride the compiler vectorises; others walk their stride.
+//   R rows of N; x or (grad_out, result) [R rows of N] -> out [R rows of N]
+#include <cmath>
+#include <limits>
+
+#include "minigraph/threads.h"
+#include "softmax/softmax_kernels.h"
+
+namespace mg {
+
+namespace {
+
+// One row of n elements at `stride`; a unit stride is a compile-time 1.
+template <typename T, bool Unit>
+struct RowRef {
+  T* base;
+  std::int64_t stride;
+  T& operator[](std::int64_t j) const { return base[Unit ? j : j * stride]; }
+};
+
+// max; then exp(x - max) and its sum; then the scale (softmax) or the shift (log_softmax).
+// A row of -inf only (max -inf, where x - max would be NaN) is zeros, or -inf for Log.
+template <bool Log, typename T, bool Unit>
+void forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  T max = -kInf;
+  for (std::int64_t j = 0; j < n; ++j) max = x[j] > max ? x[j] : max;  // NaN is skipped here
+  if (max == -kInf) {
+    for (std::int64_t j = 0; j < n; ++j) y[j] = Log ? -kInf : T(0);
+    return;
+  }
+  double sum = 0;
+  if constexpr (Log) {
+    for (std::int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - max);
+    const T log_sum = static_cast<T>(std::log(sum));  // NaN when the row held a NaN
+    for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] - max) - log_sum;
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const T e = std::exp(x[j] - max);
+      y[j] = e;
+      sum += e;
+    }
+    const T inv = static_cast<T>(1 / sum);
+    for (std::int64_t j = 0; j < n; ++j) y[j] *= inv;
+  }
+}
+
+// softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
+template <bool Log, typename T, bool Unit>
+void backward_row(RowRef<const T, Unit> g, RowRef<const T, Unit> y, RowRef<T, Unit> dx,
+                  std::int64_t n) {
+  double sum = 0;
+  for (std::int64_t j = 0; j < n; ++j) sum += Log ? g[j] : static_cast<double>(g[j]) * y[j];
+  const auto total = static_cast<T>(sum);
+  for (std::int64_t j = 0; j < n; ++j) {
+    dx[j] = Log ? g[j] - std::exp(y[j]) * total : y[j] * (g[j] - total);
+  }
+}
+
+// Calls row(first element, stride as a RowRef tag) for every row, rows split across threads.
+template <typename RowFn>
+void for_each_row(const SoftmaxRows& rows, RowFn&& row) {
+  const std::int64_t count = rows.count();
+  const int parts = threads_for(count * rows.n);
+  parallel_for(parts, [&](int part) {
+    const Range r = part_range(count, parts, part);
+    for (std::int64_t i = r.begin; i < r.end; ++i) row(rows.start(i));
+  });
+}
+
+}  // namespace
+
+template <bool Log>
+void softmax_forward_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const SoftmaxRows rows = softmax_rows(x.shape(), ctx.attrs);
+  dispatch_float(x.dtype(), [&]<typename T>() {
+    const T* px = x.data<T>();
+    T* py = ctx.out.data<T>();
+    for_each_row(rows, [&](std::int64_t at) {
+      if (rows.inner == 1) {
+        forward_row<Log>(RowRef<const T, true>{px + at, 1}, RowRef<T, true>{py + at, 1}, rows.n);
+      } else {
+        forward_row<Log>(RowRef<const T, false>{px + at, rows.inner},
+                         RowRef<T, false>{py + at, rows.inner}, rows.n);
+      }
+    });
+  });
+}
+
+template <bool Log>
+void softmax_backward_cpu(const KernelContext& ctx) {
+  const Tensor& g = ctx.inputs[0];
+  const SoftmaxRows rows = softmax_rows(g.shape(), ctx.attrs);
+  dispatch_float(g.dtype(), [&]<typename T>() {
+    const T* pg = g.data<T>();
+    const T* py = ctx.inputs[1].data<T>();
+    T* pdx = ctx.out.data<T>();
+    for_each_row(rows, [&](std::int64_t at) {
+      if (rows.inner == 1) {
+        backward_row<Log>(RowRef<const T, true>{pg + at, 1}, RowRef<const T, true>{py + at, 1},
+                          RowRef<T, true>{pdx + at, 1}, rows.n);
+      } else {
+        const std::int64_t s = rows.inner;
+        backward_row<Log>(RowRef<const T, false>{pg + at, s}, RowRef<const T, false>{py + at, s},
+                          RowRef<T, false>{pdx + at, s}, rows.n);
+      }
+    });
+  });
+}
+
+template void softmax_forward_cpu<false>(const KernelContext&);
+template void softmax_forward_cpu<true>(const KernelContext&);
+template void softmax_backward_cpu<false>(const KernelContext&);
+template void softmax_backward_cpu<true>(const KernelContext&);
+
+}  // namespace mg
