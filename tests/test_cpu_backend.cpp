@@ -162,6 +162,55 @@ TEST(Gemm, RunsTheKernelsTheCpusFeaturesAllowOrThoseTheUserSet) {
   }
 }
 
+// Restores the CPU capability when a test ends.
+class CapabilityTest : public ::testing::Test {
+ protected:
+  void TearDown() override { cpu::set_capability(saved_); }
+
+ private:
+  std::string saved_ = cpu::capability();
+};
+
+// The loops compiled for AVX2 and those for the baseline give the same bits, for every case
+// of every op with a CPU kernel (in f32: f64 loops run the same code, vectorised or not).
+TEST_F(CapabilityTest, Avx2AndBaselineLoopsGiveTheSameBits) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU: one build runs";
+  EXPECT_EQ(cpu::capability(), "avx2");  // the default where the CPU has it
+  register_builtin_ops();
+  int compared = 0;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    if (!op->cases || op->kernel(DeviceKind::cpu) == nullptr) continue;
+    for (const OpCase& c : op->cases()) {
+      const std::vector<Tensor> inputs = make_case_inputs(c.inputs, DType::f32);
+      NoGradGuard no_grad;
+      cpu::set_capability("default");
+      const Tensor baseline = apply_op(*op, inputs, c.attrs);
+      cpu::set_capability("avx2");
+      const Tensor avx2 = apply_op(*op, inputs, c.attrs);
+      ASSERT_EQ(baseline.nbytes(), avx2.nbytes()) << op->name << " " << c.name;
+      EXPECT_EQ(std::memcmp(baseline.raw_data(), avx2.raw_data(), avx2.nbytes()), 0)
+          << op->name << " case " << c.name << ": the AVX2 loops give other bits";
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 100);
+}
+
+TEST_F(CapabilityTest, OnlyDefaultOrAnAvx2TheCpuHasIsTaken) {
+  cpu::set_capability("default");
+  EXPECT_EQ(cpu::capability(), "default");
+  testing::expect_error_containing([] { cpu::set_capability("avx512"); },
+                                   "set_capability: argument 'capability': expected \"default\" or "
+                                   "\"avx2\", got \"avx512\"");
+  EXPECT_EQ(cpu::capability(), "default");
+  if (__builtin_cpu_supports("avx2")) {
+    cpu::set_capability("avx2");
+    EXPECT_EQ(cpu::capability(), "avx2");
+  } else {
+    testing::expect_error_containing([] { cpu::set_capability("avx2"); }, "it has no AVX2");
+  }
+}
+
 TEST_F(ThreadsTest, SettingIsAppliedAndChecked) {
   set_num_threads(3);
   EXPECT_EQ(num_threads(), 3);

@@ -2,12 +2,13 @@
 // is full-size and the other equal or repeated over its leading axes (the [B, T, D] + [T, D]
 // of the input layer, or a scalar); a strided loop for every other broadcast or view (inputs
 // are read through their strides: OpDef::takes_layout = any_layout). The functor is a
-// template argument, so each op's loop is compiled on its own.
+// template argument, so each op's loop is compiled on its own (and for AVX2: common/cpu_isa.h).
 //   a [..A], b [..B] -> out [broadcast(A, B)]; n = out elements
 #include <algorithm>
 
 #include "binary/binary_kernels.h"
 #include "common/broadcast.h"
+#include "common/cpu_isa.h"
 #include "minigraph/threads.h"
 
 namespace mg {
@@ -33,16 +34,18 @@ void binary_repeated(const T* full, const T* part, std::int64_t block, T* out, s
   const int parts = threads_for(n);
   parallel_for(parts, [&](int thread_part) {
     const Range r = part_range(n, parts, thread_part);
-    if (block == 1) {
-      const T p = part[0];
-      for (std::int64_t i = r.begin; i < r.end; ++i) out[i] = fn(full[i], p);
-      return;
-    }
-    for (std::int64_t i = r.begin; i < r.end;) {
-      const std::int64_t j = i % block, run = std::min(r.end - i, block - j);
-      for (std::int64_t k = 0; k < run; ++k) out[i + k] = fn(full[i + k], part[j + k]);
-      i += run;
-    }
+    run_vectorized([&] {
+      if (block == 1) {
+        const T p = part[0];
+        for (std::int64_t i = r.begin; i < r.end; ++i) out[i] = fn(full[i], p);
+        return;
+      }
+      for (std::int64_t i = r.begin; i < r.end;) {
+        const std::int64_t j = i % block, run = std::min(r.end - i, block - j);
+        for (std::int64_t k = 0; k < run; ++k) out[i + k] = fn(full[i + k], part[j + k]);
+        i += run;
+      }
+    });
   });
 }
 

@@ -77,7 +77,7 @@ struct GeluTanhBackwardFn {
   MG_HOST_DEVICE T operator()(T g, T x) const {
     const T x_sq = x * x;
     const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * x_sq * x);
-    const T tanh_inner = std::tanh(inner);
+    const T tanh_inner = T(2) / (T(1) + exp_vectorizable(T(-2) * inner)) - T(1);  // as gelu's
     const T left = T(0.5) * x;
     const T right = T(1) + tanh_inner;
     const T left_derivative = T(0.5) * right;
@@ -87,10 +87,11 @@ struct GeluTanhBackwardFn {
   }
 };
 
-#define MG_BINARY_FUNCTORS(X)                                                         \
-  X(AddFn)                                                                            \
-  X(SubFn) X(MulFn) X(DivFn) X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) \
-      X(GeluBackwardFn) X(GeluTanhBackwardFn)
+#define MG_BINARY_FUNCTORS(X)                                                                  \
+  X(AddFn)                                                                                     \
+  X(SubFn)                                                                                     \
+  X(MulFn) X(DivFn) X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) X(GeluBackwardFn) \
+      X(GeluTanhBackwardFn)
 
 // fn with its operands exchanged: the fast paths pass the full-size operand first, so when
 // that operand is b they run Flipped{fn}, keeping a - b and a / b in the user's order.

@@ -74,7 +74,8 @@ OutputSpec layer_norm_infer(const OpDef& self, std::span<const Tensor> in, const
   return OutputSpec{in[0].shape(), in[0].dtype()};
 }
 
-OutputSpec backward_infer(const OpDef& self, std::span<const Tensor> in, const std::any& attrs) {
+OutputSpec layer_norm_backward_infer(const OpDef& self, std::span<const Tensor> in,
+                                     const std::any& attrs) {
   const auto& a = attrs_as<LayerNormAttrs>(self.name, attrs);
   const Shape rows = check_layer_norm(self, in, 1, a);
   check_shape(self, 0, in[0], in[1].shape(), "x's");
@@ -89,7 +90,7 @@ OutputSpec backward_infer(const OpDef& self, std::span<const Tensor> in, const s
 struct RowStats {
   double mean, rstd;
 };
-RowStats row_stats(const Tensor& x, std::int64_t row, std::int64_t d, double eps) {
+RowStats layer_norm_row_stats(const Tensor& x, std::int64_t row, std::int64_t d, double eps) {
   double sum = 0, squares = 0;
   for (std::int64_t j = 0; j < d; ++j) sum += x.at_flat(row * d + j);
   const double mean = sum / static_cast<double>(d);
@@ -106,7 +107,7 @@ Tensor layer_norm_reference(std::span<const Tensor> in, const std::any& attrs) {
   const std::int64_t d = shape_numel(a.normalized_shape), n = d == 0 ? 0 : x.numel() / d;
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   for (std::int64_t row = 0; row < n; ++row) {
-    const RowStats s = row_stats(x, row, d, a.eps);
+    const RowStats s = layer_norm_row_stats(x, row, d, a.eps);
     for (std::int64_t j = 0; j < d; ++j) {
       const double xhat = (x.at_flat(row * d + j) - s.mean) * s.rstd;
       y.set_flat(row * d + j, xhat * w.at_flat(j) + b.at_flat(j));
@@ -115,7 +116,7 @@ Tensor layer_norm_reference(std::span<const Tensor> in, const std::any& attrs) {
   return y;
 }
 
-Tensor backward_reference(std::span<const Tensor> in, const std::any& attrs) {
+Tensor layer_norm_backward_reference(std::span<const Tensor> in, const std::any& attrs) {
   const auto& a = attrs_as<LayerNormAttrs>("layer_norm_backward", attrs);
   const Tensor &g = in[0], &x = in[1], &w = in[2], &mean = in[3], &rstd = in[4];
   const std::int64_t d = shape_numel(a.normalized_shape), n = d == 0 ? 0 : x.numel() / d;
@@ -146,7 +147,7 @@ Tensor backward_reference(std::span<const Tensor> in, const std::any& attrs) {
 }
 
 // x [..., *S] with weight and bias [*S] for each case's S.
-std::vector<InputSpec> affine(Shape x, const Shape& s) {
+std::vector<InputSpec> layer_norm_inputs(Shape x, const Shape& s) {
   return {I::real(x), I::real(s), I::real(s)};
 }
 
@@ -162,23 +163,24 @@ std::vector<OpCase> layer_norm_cases() {
     in[0].with_values(std::move(x));
     return in;
   };
-  OpCase nonfinite{"nan_and_inf_rows",
-                   with_x(affine({3, 3}, {3}), {1, std::nan(""), 2, inf, 0, 1, -1.5, 0.5, 3}),
-                   A{{3}}};
+  OpCase nonfinite{
+      "nan_and_inf_rows",
+      with_x(layer_norm_inputs({3, 3}, {3}), {1, std::nan(""), 2, inf, 0, 1, -1.5, 0.5, 3}),
+      A{{3}}};
   nonfinite.edge_values = true;
   return std::vector<OpCase>{
-      {"rows", affine({4, 8}, {8}), A{{8}}},
-      {"batch_time", affine({2, 3, 8}, {8}), A{{8}}},
-      {"two_trailing_axes", affine({2, 3, 4}, {3, 4}), A{{3, 4}, 1e-3}},
-      {"whole_tensor", affine({3, 4}, {3, 4}), A{{3, 4}}},
-      {"one_feature", affine({5, 1}, {1}), A{{1}}},  // var 0: y = bias, dx = 0
-      {"large_eps", affine({3, 6}, {6}), A{{6}, 1.0}},
-      {"zero_eps", affine({3, 6}, {6}), A{{6}, 0.0}},
-      {"empty_rows", affine({0, 8}, {8}), A{{8}}},
-      {"offset_rows", with_x(affine({2, 6}, {6}), offset), A{{6}}},
-      {"constant_row", with_x(affine({1, 4}, {4}), {2, 2, 2, 2}), A{{4}, 1e-5}},
+      {"rows", layer_norm_inputs({4, 8}, {8}), A{{8}}},
+      {"batch_time", layer_norm_inputs({2, 3, 8}, {8}), A{{8}}},
+      {"two_trailing_axes", layer_norm_inputs({2, 3, 4}, {3, 4}), A{{3, 4}, 1e-3}},
+      {"whole_tensor", layer_norm_inputs({3, 4}, {3, 4}), A{{3, 4}}},
+      {"one_feature", layer_norm_inputs({5, 1}, {1}), A{{1}}},  // var 0: y = bias, dx = 0
+      {"large_eps", layer_norm_inputs({3, 6}, {6}), A{{6}, 1.0}},
+      {"zero_eps", layer_norm_inputs({3, 6}, {6}), A{{6}, 0.0}},
+      {"empty_rows", layer_norm_inputs({0, 8}, {8}), A{{8}}},
+      {"offset_rows", with_x(layer_norm_inputs({2, 6}, {6}), offset), A{{6}}},
+      {"constant_row", with_x(layer_norm_inputs({1, 4}, {4}), {2, 2, 2, 2}), A{{4}, 1e-5}},
       // 130 rows of ANDREA's width: several chunks of the weight gradient, several threads.
-      {"andrea_rows", affine({2, 65, 768}, {768}), A{{768}}, 16},
+      {"andrea_rows", layer_norm_inputs({2, 65, 768}, {768}), A{{768}}, 16},
       nonfinite,
   };
 }
@@ -186,44 +188,44 @@ std::vector<OpCase> layer_norm_cases() {
 std::vector<ErrorCase> layer_norm_error_cases() {
   using A = LayerNormAttrs;
   return std::vector<ErrorCase>{
-      {"weight_width", affine({2, 8}, {8}), A{{4}}, "normalized_shape"},
+      {"weight_width", layer_norm_inputs({2, 8}, {8}), A{{4}}, "normalized_shape"},
       {"bias_width", {I::real({2, 8}), I::real({8}), I::real({7})}, A{{8}}, "argument 'bias'"},
       {"weight_shape",
        {I::real({2, 8}), I::real({2, 4}), I::real({8})},
        A{{8}},
        "argument 'weight': expected shape [8]"},
-      {"not_trailing", affine({2, 3, 4}, {2, 3}), A{{2, 3}}, "x's trailing axes"},
-      {"longer_than_x", affine({4}, {3, 4}), A{{3, 4}}, "x's trailing axes (x is [4])"},
-      {"no_axes", affine({2, 3}, {}), A{{}}, "at least one axis"},
-      {"negative_eps", affine({2, 3}, {3}), A{{3}, -1e-5}, "a finite eps >= 0"},
-      {"nan_eps", affine({2, 3}, {3}), A{{3}, std::nan("")}, "argument 'eps'"},
+      {"not_trailing", layer_norm_inputs({2, 3, 4}, {2, 3}), A{{2, 3}}, "x's trailing axes"},
+      {"longer_than_x", layer_norm_inputs({4}, {3, 4}), A{{3, 4}}, "x's trailing axes (x is [4])"},
+      {"no_axes", layer_norm_inputs({2, 3}, {}), A{{}}, "at least one axis"},
+      {"negative_eps", layer_norm_inputs({2, 3}, {3}), A{{3}, -1e-5}, "a finite eps >= 0"},
+      {"nan_eps", layer_norm_inputs({2, 3}, {3}), A{{3}, std::nan("")}, "argument 'eps'"},
   };
 }
 
 // grad_out and x [..., *S], weight [*S], and statistics [...] (rstd > 0), as the forward gives.
-std::vector<InputSpec> backward_inputs(Shape x, const Shape& s) {
+std::vector<InputSpec> layer_norm_backward_inputs(Shape x, const Shape& s) {
   const Shape rows(x.begin(), x.end() - static_cast<std::ptrdiff_t>(s.size()));
   std::vector<double> rstd(static_cast<std::size_t>(shape_numel(rows)));
   for (std::size_t i = 0; i < rstd.size(); ++i) rstd[i] = 0.5 + 0.1 * static_cast<double>(i % 7);
   return {I::real(x), I::real(x), I::real(s), I::real(rows), I::real(rows).with_values(rstd)};
 }
 
-std::vector<OpCase> backward_cases() {
+std::vector<OpCase> layer_norm_backward_cases() {
   using A = LayerNormAttrs;
   return std::vector<OpCase>{
-      {"rows", backward_inputs({4, 8}, {8}), A{{8}}},
-      {"batch_time", backward_inputs({2, 3, 8}, {8}), A{{8}}},
-      {"two_trailing_axes", backward_inputs({2, 3, 4}, {3, 4}), A{{3, 4}}},
-      {"one_feature", backward_inputs({5, 1}, {1}), A{{1}}},
-      {"empty_rows", backward_inputs({0, 8}, {8}), A{{8}}},
-      {"andrea_rows", backward_inputs({2, 65, 768}, {768}), A{{768}}},
+      {"rows", layer_norm_backward_inputs({4, 8}, {8}), A{{8}}},
+      {"batch_time", layer_norm_backward_inputs({2, 3, 8}, {8}), A{{8}}},
+      {"two_trailing_axes", layer_norm_backward_inputs({2, 3, 4}, {3, 4}), A{{3, 4}}},
+      {"one_feature", layer_norm_backward_inputs({5, 1}, {1}), A{{1}}},
+      {"empty_rows", layer_norm_backward_inputs({0, 8}, {8}), A{{8}}},
+      {"andrea_rows", layer_norm_backward_inputs({2, 65, 768}, {768}), A{{768}}},
   };
 }
 
-std::vector<ErrorCase> backward_error_cases() {
+std::vector<ErrorCase> layer_norm_backward_error_cases() {
   using A = LayerNormAttrs;
   auto with_rows = [](Shape rows) {
-    auto in = backward_inputs({2, 8}, {8});
+    auto in = layer_norm_backward_inputs({2, 8}, {8});
     in[3] = I::real(std::move(rows));
     return in;
   };
@@ -236,7 +238,7 @@ std::vector<ErrorCase> backward_error_cases() {
   };
 }
 
-std::string describe(const std::any& attrs) {
+std::string describe_layer_norm(const std::any& attrs) {
   const auto& a = attrs_as<LayerNormAttrs>("layer_norm", attrs);
   return fmt::format("normalized_shape={}, eps={}", shape_str(a.normalized_shape), a.eps);
 }
@@ -266,19 +268,19 @@ void register_layer_norm(OpRegistry& registry) {
   op.reference = layer_norm_reference;
   op.cases = layer_norm_cases;
   op.error_cases = layer_norm_error_cases;
-  op.describe_attrs = describe;
+  op.describe_attrs = describe_layer_norm;
   registry.add(std::move(op));
 
   OpDef back;
   back.name = "layer_norm_backward";
   back.summary = "layer_norm's dx, dweight and dbias in one pass, packed [N * D + 2 * D]";
   back.inputs = {"grad_out", "x", "weight", "mean", "rstd"};
-  back.infer = backward_infer;
+  back.infer = layer_norm_backward_infer;
   back.kernels = MG_KERNELS(layer_norm_backward);
-  back.reference = backward_reference;
-  back.cases = backward_cases;
-  back.error_cases = backward_error_cases;
-  back.describe_attrs = describe;
+  back.reference = layer_norm_backward_reference;
+  back.cases = layer_norm_backward_cases;
+  back.error_cases = layer_norm_backward_error_cases;
+  back.describe_attrs = describe_layer_norm;
   registry.add(std::move(back));
 }
 

@@ -1,11 +1,13 @@
-// layer_norm on the CPU: rows split across threads, each row's statistics summed in double
-// (two passes: the mean, then the squares about it, which keeps the spread of rows far from
-// 0). The backward computes dx row by row and the weight and bias gradients as partial sums
-// per chunk of kLayerNormRowsPerChunk rows, added in chunk order.
+// layer_norm on the CPU: rows split across threads, each row's statistics summed in double in
+// eight lanes (common/lanes.h; two passes: the mean, then the squares about it, which keeps
+// the spread of rows far from 0). The backward computes dx row by row and the weight and bias
+// gradients as partial sums per chunk of kLayerNormRowsPerChunk rows, added in chunk order.
 //   N rows of D; see layer_norm_kernels.h
 #include <cmath>
 #include <vector>
 
+#include "common/cpu_isa.h"
+#include "common/lanes.h"
 #include "layer_norm/layer_norm_kernels.h"
 #include "minigraph/threads.h"
 
@@ -14,16 +16,13 @@ namespace mg {
 namespace {
 
 template <typename T>
-void normalize_row(const T* x, const T* w, const T* b, T* y, std::int64_t d, double eps,
-                   T* mean_out, T* rstd_out) {
-  double sum = 0;
-  for (std::int64_t j = 0; j < d; ++j) sum += x[j];
-  const double mean = sum / static_cast<double>(d);
-  double squares = 0;
-  for (std::int64_t j = 0; j < d; ++j) {
+void layer_norm_normalize_row(const T* x, const T* w, const T* b, T* y, std::int64_t d, double eps,
+                              T* mean_out, T* rstd_out) {
+  const double mean = sum_lanes(d, [&](std::int64_t j) { return x[j]; }) / static_cast<double>(d);
+  const double squares = sum_lanes(d, [&](std::int64_t j) {
     const double c = x[j] - mean;
-    squares += c * c;
-  }
+    return c * c;
+  });
   const double rstd = 1 / std::sqrt(squares / static_cast<double>(d) + eps);
   const auto m = static_cast<T>(mean), r = static_cast<T>(rstd);
   for (std::int64_t j = 0; j < d; ++j) y[j] = (x[j] - m) * r * w[j] + b[j];
@@ -32,23 +31,19 @@ void normalize_row(const T* x, const T* w, const T* b, T* y, std::int64_t d, dou
 
 // One row's dx; adds the row's grad_out * xhat and grad_out into dw and db.
 template <typename T>
-void backward_row(const T* g, const T* x, const T* w, T mean, T rstd, T* dx, std::int64_t d,
-                  double* dw, double* db) {
-  double sum_dxhat = 0, sum_dxhat_xhat = 0;
+void layer_norm_backward_row(const T* g, const T* x, const T* w, T mean, T rstd, T* dx,
+                             std::int64_t d, double* dw, double* db) {
+  auto xhat = [&](std::int64_t j) { return (x[j] - mean) * rstd; };
+  const double sum_dxhat = sum_lanes(d, [&](std::int64_t j) { return g[j] * w[j]; });
+  const double sum_dxhat_xhat =
+      sum_lanes(d, [&](std::int64_t j) { return static_cast<double>(g[j] * w[j]) * xhat(j); });
   for (std::int64_t j = 0; j < d; ++j) {
-    const T xhat = (x[j] - mean) * rstd;
-    const T dxhat = g[j] * w[j];
-    sum_dxhat += dxhat;
-    sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
-    dw[j] += static_cast<double>(g[j]) * xhat;
+    dw[j] += static_cast<double>(g[j]) * xhat(j);
     db[j] += g[j];
   }
   const auto a = static_cast<T>(sum_dxhat / static_cast<double>(d));
   const auto b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(d));
-  for (std::int64_t j = 0; j < d; ++j) {
-    const T xhat = (x[j] - mean) * rstd;
-    dx[j] = rstd * (g[j] * w[j] - a - xhat * b);
-  }
+  for (std::int64_t j = 0; j < d; ++j) dx[j] = rstd * (g[j] * w[j] - a - xhat(j) * b);
 }
 
 }  // namespace
@@ -70,10 +65,13 @@ void layer_norm_cpu(const KernelContext& ctx) {
     const int parts = threads_for(x.numel());
     parallel_for(parts, [&](int part) {
       const Range r = part_range(rows.n, parts, part);
-      for (std::int64_t i = r.begin; i < r.end; ++i) {
-        normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps,
-                      pm == nullptr ? nullptr : pm + i, pr == nullptr ? nullptr : pr + i);
-      }
+      run_vectorized([&] {
+        for (std::int64_t i = r.begin; i < r.end; ++i) {
+          layer_norm_normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps,
+                                   pm == nullptr ? nullptr : pm + i,
+                                   pr == nullptr ? nullptr : pr + i);
+        }
+      });
     });
     if (ctx.saved != nullptr) {
       ctx.saved->push_back(mean);
@@ -96,13 +94,16 @@ void layer_norm_backward_cpu(const KernelContext& ctx) {
     const int parts = threads_for(x.numel());
     parallel_for(parts, [&](int part) {
       const Range r = part_range(chunks, parts, part);
-      for (std::int64_t c = r.begin; c < r.end; ++c) {
-        double* dw = partial.data() + c * 2 * d;
-        const std::int64_t end = std::min(rows.n, (c + 1) * kLayerNormRowsPerChunk);
-        for (std::int64_t i = c * kLayerNormRowsPerChunk; i < end; ++i) {
-          backward_row(pg + i * d, px + i * d, pw, pm[i], pr[i], out + i * d, d, dw, dw + d);
+      run_vectorized([&] {
+        for (std::int64_t c = r.begin; c < r.end; ++c) {
+          double* dw = partial.data() + c * 2 * d;
+          const std::int64_t end = std::min(rows.n, (c + 1) * kLayerNormRowsPerChunk);
+          for (std::int64_t i = c * kLayerNormRowsPerChunk; i < end; ++i) {
+            layer_norm_backward_row(pg + i * d, px + i * d, pw, pm[i], pr[i], out + i * d, d, dw,
+                                    dw + d);
+          }
         }
-      }
+      });
     });
     T* sums = out + rows.n * d;
     for (std::int64_t j = 0; j < 2 * d; ++j) {

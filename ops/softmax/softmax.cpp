@@ -105,7 +105,7 @@ Tensor softmax_reference(std::span<const Tensor> in, const std::any& attrs) {
 // The shapes every row is tested on, with the axis: the last (contiguous rows), the first and
 // a middle one (strided rows), negative dims, a scalar, empty tensors, and the attention
 // scores of a small model.
-std::vector<OpCase> row_cases(std::vector<InputSpec> (*inputs)(Shape)) {
+std::vector<OpCase> softmax_row_cases(std::vector<InputSpec> (*inputs)(Shape)) {
   using A = SoftmaxAttrs;
   return std::vector<OpCase>{
       {"last_axis", inputs({4, 7}), A{-1}},
@@ -126,10 +126,10 @@ std::vector<InputSpec> x_only(Shape shape) { return {I::real(std::move(shape))};
 
 // Masks and magnitudes: -inf entries, a fully masked row, logits of 1e4 whose exp would
 // overflow even in f64 without the max, and NaN and +inf rows (forward only).
-std::vector<OpCase> forward_cases() {
+std::vector<OpCase> softmax_forward_cases() {
   using A = SoftmaxAttrs;
   const double inf = std::numeric_limits<double>::infinity();
-  auto cases = row_cases(x_only);
+  auto cases = softmax_row_cases(x_only);
   cases.push_back({"large_logits",
                    {I::real({2, 4}).with_values({1e4, 1e4 - 1, -1e4, 9999.5, -2e4, 2e4, 0, 5})},
                    A{-1}});
@@ -152,7 +152,7 @@ std::vector<OpCase> forward_cases() {
 // (-6, 0) for log_softmax, so that f32's sums stay as accurate as in training: the formula is
 // checked, not where the result came from.
 template <bool Log>
-std::vector<InputSpec> grad_and_result(Shape shape) {
+std::vector<InputSpec> softmax_grad_and_result(Shape shape) {
   std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double unit = static_cast<double>((i * 37 + 11) % 97 + 1) / 98.0;  // in (0, 1)
@@ -161,11 +161,11 @@ std::vector<InputSpec> grad_and_result(Shape shape) {
   return {I::real(shape), I::real(shape).with_values(std::move(values))};
 }
 template <bool Log>
-std::vector<OpCase> backward_cases() {
-  return row_cases(grad_and_result<Log>);
+std::vector<OpCase> softmax_backward_cases() {
+  return softmax_row_cases(softmax_grad_and_result<Log>);
 }
 
-std::vector<ErrorCase> forward_error_cases() {
+std::vector<ErrorCase> softmax_forward_error_cases() {
   using A = SoftmaxAttrs;
   return std::vector<ErrorCase>{
       {"dim_too_large", {I::real({2, 3})}, A{2}, "argument 'dim'"},
@@ -173,7 +173,7 @@ std::vector<ErrorCase> forward_error_cases() {
       {"dim_int64_min", {I::real({2})}, A{std::numeric_limits<std::int64_t>::min()}, "got -9223"},
   };
 }
-std::vector<ErrorCase> backward_error_cases() {
+std::vector<ErrorCase> softmax_backward_error_cases() {
   using A = SoftmaxAttrs;
   return std::vector<ErrorCase>{
       {"result_shape", {I::real({2, 3}), I::real({3, 2})}, A{1}, "grad_out's shape [2, 3]"},
@@ -181,7 +181,7 @@ std::vector<ErrorCase> backward_error_cases() {
   };
 }
 
-std::string describe_dim(const std::any& attrs) {
+std::string describe_softmax_dim(const std::any& attrs) {
   return fmt::format("dim={}", attrs_as<SoftmaxAttrs>("softmax", attrs).dim);
 }
 
@@ -205,16 +205,16 @@ OpDef softmax_op(SoftmaxRow row) {
   if constexpr (Backward) {
     op.kernels =
         device_kernels(softmax_backward_cpu<Log>, MG_CUDA_KERNEL(softmax_backward_cuda<Log>));
-    op.cases = backward_cases<Log>;
-    op.error_cases = backward_error_cases;
+    op.cases = softmax_backward_cases<Log>;
+    op.error_cases = softmax_backward_error_cases;
   } else {
     op.kernels =
         device_kernels(softmax_forward_cpu<Log>, MG_CUDA_KERNEL(softmax_forward_cuda<Log>));
-    op.cases = forward_cases;
-    op.error_cases = forward_error_cases;
+    op.cases = softmax_forward_cases;
+    op.error_cases = softmax_forward_error_cases;
   }
   op.reference = softmax_reference<Backward, Log>;
-  op.describe_attrs = describe_dim;
+  op.describe_attrs = describe_softmax_dim;
   return op;
 }
 

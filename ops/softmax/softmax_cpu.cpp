@@ -1,11 +1,15 @@
 // The softmax rows on the CPU: rows split across threads, each row walked in a few passes
-// (max; exps and their sum; scale), the sums in double: a row's gradient is a difference
-// (g - sum(g * y)) that an f32 sum of 1,000 terms would leave a digit short. Contiguous rows (dim
-// the last axis) take a loop with a unit stride the compiler vectorises; others walk their stride.
+// (max; exps and their sum; scale), the sums in double, in eight lanes (common/lanes.h): a row's
+// gradient is a difference (g - sum(g * y)) that an f32 sum of 1,000 terms would leave a digit
+// short. Contiguous rows (dim the last axis) take a loop with a unit stride the compiler
+// vectorises; others walk their stride.
 //   R rows of N; x or (grad_out, result) [R rows of N] -> out [R rows of N]
 #include <cmath>
 #include <limits>
 
+#include "common/cpu_isa.h"
+#include "common/fast_math.h"
+#include "common/lanes.h"
 #include "minigraph/threads.h"
 #include "softmax/softmax_kernels.h"
 
@@ -22,27 +26,22 @@ struct RowRef {
 };
 
 // max; then exp(x - max) and its sum; then the scale (softmax) or the shift (log_softmax).
-// A row of -inf only (max -inf, where x - max would be NaN) is zeros, or -inf for Log.
+// A row of -inf only (max -inf, where x - max would be NaN) is zeros, or -inf for Log. The exps
+// go into y first and are summed after: two loops that vectorise, where one would not.
 template <bool Log, typename T, bool Unit>
-void forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
+void softmax_forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
-  T max = -kInf;
-  for (std::int64_t j = 0; j < n; ++j) max = x[j] > max ? x[j] : max;  // NaN is skipped here
+  const T max = max_lanes(n, -kInf, [&](std::int64_t j) { return x[j]; });  // NaN is skipped
   if (max == -kInf) {
     for (std::int64_t j = 0; j < n; ++j) y[j] = Log ? -kInf : T(0);
     return;
   }
-  double sum = 0;
+  for (std::int64_t j = 0; j < n; ++j) y[j] = exp_vectorizable(x[j] - max);
+  const double sum = sum_lanes(n, [&](std::int64_t j) { return y[j]; });
   if constexpr (Log) {
-    for (std::int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - max);
     const T log_sum = static_cast<T>(std::log(sum));  // NaN when the row held a NaN
     for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] - max) - log_sum;
   } else {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const T e = std::exp(x[j] - max);
-      y[j] = e;
-      sum += e;
-    }
     const T inv = static_cast<T>(1 / sum);
     for (std::int64_t j = 0; j < n; ++j) y[j] *= inv;
   }
@@ -50,24 +49,27 @@ void forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
 
 // softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
 template <bool Log, typename T, bool Unit>
-void backward_row(RowRef<const T, Unit> g, RowRef<const T, Unit> y, RowRef<T, Unit> dx,
-                  std::int64_t n) {
-  double sum = 0;
-  for (std::int64_t j = 0; j < n; ++j) sum += Log ? g[j] : static_cast<double>(g[j]) * y[j];
+void softmax_backward_row(RowRef<const T, Unit> g, RowRef<const T, Unit> y, RowRef<T, Unit> dx,
+                          std::int64_t n) {
+  const double sum = sum_lanes(n, [&](std::int64_t j) {
+    return Log ? static_cast<double>(g[j]) : static_cast<double>(g[j]) * y[j];
+  });
   const auto total = static_cast<T>(sum);
   for (std::int64_t j = 0; j < n; ++j) {
-    dx[j] = Log ? g[j] - std::exp(y[j]) * total : y[j] * (g[j] - total);
+    dx[j] = Log ? g[j] - exp_vectorizable(y[j]) * total : y[j] * (g[j] - total);
   }
 }
 
 // Calls row(first element, stride as a RowRef tag) for every row, rows split across threads.
 template <typename RowFn>
-void for_each_row(const SoftmaxRows& rows, RowFn&& row) {
+void for_each_softmax_row(const SoftmaxRows& rows, RowFn&& row) {
   const std::int64_t count = rows.count();
   const int parts = threads_for(count * rows.n);
   parallel_for(parts, [&](int part) {
     const Range r = part_range(count, parts, part);
-    for (std::int64_t i = r.begin; i < r.end; ++i) row(rows.start(i));
+    run_vectorized([&] {
+      for (std::int64_t i = r.begin; i < r.end; ++i) row(rows.start(i));
+    });
   });
 }
 
@@ -80,12 +82,13 @@ void softmax_forward_cpu(const KernelContext& ctx) {
   dispatch_float(x.dtype(), [&]<typename T>() {
     const T* px = x.data<T>();
     T* py = ctx.out.data<T>();
-    for_each_row(rows, [&](std::int64_t at) {
+    for_each_softmax_row(rows, [&](std::int64_t at) {
       if (rows.inner == 1) {
-        forward_row<Log>(RowRef<const T, true>{px + at, 1}, RowRef<T, true>{py + at, 1}, rows.n);
+        softmax_forward_row<Log>(RowRef<const T, true>{px + at, 1}, RowRef<T, true>{py + at, 1},
+                                 rows.n);
       } else {
-        forward_row<Log>(RowRef<const T, false>{px + at, rows.inner},
-                         RowRef<T, false>{py + at, rows.inner}, rows.n);
+        softmax_forward_row<Log>(RowRef<const T, false>{px + at, rows.inner},
+                                 RowRef<T, false>{py + at, rows.inner}, rows.n);
       }
     });
   });
@@ -99,14 +102,16 @@ void softmax_backward_cpu(const KernelContext& ctx) {
     const T* pg = g.data<T>();
     const T* py = ctx.inputs[1].data<T>();
     T* pdx = ctx.out.data<T>();
-    for_each_row(rows, [&](std::int64_t at) {
+    for_each_softmax_row(rows, [&](std::int64_t at) {
       if (rows.inner == 1) {
-        backward_row<Log>(RowRef<const T, true>{pg + at, 1}, RowRef<const T, true>{py + at, 1},
-                          RowRef<T, true>{pdx + at, 1}, rows.n);
+        softmax_backward_row<Log>(RowRef<const T, true>{pg + at, 1},
+                                  RowRef<const T, true>{py + at, 1}, RowRef<T, true>{pdx + at, 1},
+                                  rows.n);
       } else {
         const std::int64_t s = rows.inner;
-        backward_row<Log>(RowRef<const T, false>{pg + at, s}, RowRef<const T, false>{py + at, s},
-                          RowRef<T, false>{pdx + at, s}, rows.n);
+        softmax_backward_row<Log>(RowRef<const T, false>{pg + at, s},
+                                  RowRef<const T, false>{py + at, s}, RowRef<T, false>{pdx + at, s},
+                                  rows.n);
       }
     });
   });

@@ -1,8 +1,10 @@
 // The unary elementwise engine on the CPU: contiguous ranges across threads, the loop body
-// the functor alone, so the compiler vectorises it where the function allows; a view (the CPU
+// the functor alone, so the compiler vectorises it where the function allows (for AVX2 too:
+// common/cpu_isa.h); a view (the CPU
 // takes any layout) is read through its strides.
 //   N elements; x [..X] -> out [..X]
 #include "common/broadcast.h"
+#include "common/cpu_isa.h"
 #include "minigraph/threads.h"
 #include "unary/unary_kernels.h"
 
@@ -27,7 +29,9 @@ void unary_cpu(const KernelContext& ctx) {
     const int parts = threads_for(n);
     parallel_for(parts, [&](int part) {
       const Range r = part_range(n, parts, part);
-      for (std::int64_t i = r.begin; i < r.end; ++i) po[i] = fn(px[i]);
+      run_vectorized([&] {
+        for (std::int64_t i = r.begin; i < r.end; ++i) po[i] = fn(px[i]);
+      });
     });
   });
 }

@@ -132,6 +132,7 @@ def worker(threads, batches, reps):
         ids = torch.randint(0, V, (batch, T))
         tok, pos, w = param(V, D), param(T, D), param(D, V)
         x, logits_in = param(batch, T, D), param(batch, T, V)
+        ln_w, ln_b, scores = param(D), param(D), param(batch, 12, T, T)
 
         # Each op's forward, and its backward given an upstream gradient (autograd.grad).
         ops = {
@@ -141,6 +142,9 @@ def worker(threads, batches, reps):
             "add": (lambda: x + pos, [x, pos]),
             "matmul": (lambda: x @ w, [x, w]),
             "sum_to": (lambda: logits_in.sum(), [logits_in]),
+            "layer_norm": (lambda: F.layer_norm(x, (D,), ln_w, ln_b), [x, ln_w, ln_b]),
+            "gelu_tanh": (lambda: F.gelu(x, approximate="tanh"), [x]),
+            "softmax": (lambda: torch.softmax(scores, -1), [scores]),
         }
         for op, (forward, inputs) in ops.items():
             record(f"op.{op}.forward", batch, timed(forward, reps))

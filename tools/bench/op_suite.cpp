@@ -35,6 +35,7 @@ std::vector<OpBench> op_benches(std::int64_t batch) {
   Tensor x = random_tensor(x_shape, true);
   Tensor w = random_tensor({kWidth, kVocab}, true);
   using PEB = PositionEmbeddingBackwardAttrs;
+  constexpr std::int64_t kHeads = 12;  // ANDREA's attention heads: softmax's rows
   return {
       {"embedding",
        [=] {
@@ -94,6 +95,29 @@ std::vector<OpBench> op_benches(std::int64_t batch) {
        },
        PEB{kContext, 0}, Work::bytes, 2 * T * D * f, 2 * T * D * f, "placed in [T,D]",
        "copy of [T,D] rows"},
+      // A transformer block's own ops: bytes of x and y (forward); of grad_out, x or the
+      // result, and dx (backward).
+      {"layer_norm",
+       [=] {
+         return std::vector{random_tensor(x_shape, true), random_tensor({kWidth}, true),
+                            random_tensor({kWidth}, true)};
+       },
+       LayerNormAttrs{{kWidth}}, Work::bytes, 2 * n * D * f, 3 * n * D * f,
+       "over D, saves mean, rstd", "dx, dw, db in one pass"},
+      {"gelu_tanh",
+       [=] { return std::vector{random_tensor(x_shape, true)}; },
+       {},
+       Work::bytes,
+       2 * n * D * f,
+       3 * n * D * f,
+       "GPT-2's tanh form",
+       "gelu_tanh_backward"},
+      {"softmax",
+       [=] {
+         return std::vector{random_tensor({batch, kHeads, kContext, kContext}, true)};
+       },
+       SoftmaxAttrs{-1}, Work::bytes, 2 * n * kHeads * T * f, 3 * n * kHeads * T * f,
+       "[B,12,T,T] rows of T", "from the result"},
   };
 }
 

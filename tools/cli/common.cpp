@@ -266,9 +266,10 @@ std::string version_text() {
       distributed::nccl_built()                ? fmt::format("NCCL: on ({})", distributed::nccl_library_version())
       : backend_built(DeviceKind::cuda) ? "NCCL: off (not found with the CUDA toolkit)"
                                         : "NCCL: off (needs the CUDA backend)";
-  return fmt::format("minigraph {}\ncommit: {}\n{}\n{}\n{}\n{}\n{}", MINIGRAPH_VERSION_STRING,
+  return fmt::format("minigraph {}\ncommit: {}\n{}\nvector loops: {}\n{}\n{}\n{}\n{}",
+                     MINIGRAPH_VERSION_STRING,
                      commit == "unknown" ? "unknown (not built from a git checkout)" : commit,
-                     gemm_line(), cuda, mpi, nccl, threads_line());
+                     gemm_line(), cpu::capability(), cuda, mpi, nccl, threads_line());
 }
 
 }  // namespace mg::cli

@@ -38,6 +38,7 @@ std::vector<Check> check_op(const OpDef& op, DType dtype, Progress& progress,
   const auto cases = op.cases();
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const OpCase& c = cases[i];
+    if (c.edge_values) continue;  // inf, NaN, kinks: finite differences mean nothing there
     progress.show(
         fmt::format("{}: {}, case {}/{} {} ...", step, op.name, i + 1, cases.size(), c.name));
     auto inputs = make_case_inputs(c.inputs, DType::f64);

@@ -2,12 +2,14 @@
 // and handed to the next tensor of the same size, because touching fresh memory costs a page
 // fault per 4 KiB (about twelve times the cost of rewriting mapped memory): a training step in
 // steady state takes no memory from the system at all. Also: the available memory, and the
-// GEMM library behind matmul. Threads: see minigraph/threads.h.
+// GEMM library behind matmul, and the vector instructions kernels use. Threads: see
+// minigraph/threads.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace mg::cpu {
 
@@ -56,6 +58,17 @@ extern template void gemm_accumulate<float>(const float*, const float*, float*, 
                                             std::int64_t, std::int64_t, bool, bool);
 extern template void gemm_accumulate<double>(const double*, const double*, double*, std::int64_t,
                                              std::int64_t, std::int64_t, bool, bool);
+
+// The widest vector instructions the CPU kernels of elementwise ops, softmax and layer_norm
+// use: "avx2" where the CPU has AVX2 (those loops are compiled twice, for the build's x86-64
+// baseline and for AVX2, and picked at run time), else "default" (the baseline). Both give
+// the same bits: FMA is left out of the AVX2 build on purpose (a fused multiply-add rounds
+// once where the baseline rounds twice). set_capability("default") takes the baseline loops,
+// to measure them or to check that sameness; "avx2" on a CPU without it is an mg::Error.
+std::string capability();
+void set_capability(std::string_view capability);
+// Whether kernels take their AVX2 loops now (what ops/common/cpu_isa.h asks per call).
+bool avx2_enabled();
 
 }  // namespace mg::cpu
 
