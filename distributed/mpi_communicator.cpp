@@ -33,6 +33,8 @@ MPI_Datatype mpi_type(DType dtype) {
       return MPI_INT32_T;
     case DType::i64:
       return MPI_INT64_T;
+    case DType::boolean:  // masks are never reduced
+      break;
   }
   throw Error("mpi", "dtype", "f32, f64, i32 or i64", std::string(dtype_name(dtype)));
 }

@@ -36,6 +36,8 @@ ncclDataType_t nccl_type(DType dtype) {
       return ncclInt32;
     case DType::i64:
       return ncclInt64;
+    case DType::boolean:  // masks are never reduced
+      break;
   }
   throw Error("nccl", "dtype", "f32, f64, i32 or i64", std::string(dtype_name(dtype)));
 }

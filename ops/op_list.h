@@ -4,9 +4,11 @@
 // table (binary: add, sub, mul, div and the activations' *_backward; unary: neg, scale, exp,
 // log, the activations, powers and tensor-scalar arithmetic; reduction: sum, mean; update:
 // moving_average, adamw_update, momentum_update, sgd_update; softmax: softmax, log_softmax and
-// their backward rows). MG_VIEW: a view defined on the ops floor (expand, whose backward sums;
-// position_embedding, a narrow behind the position rule's checks): its folder joins like an
-// op's, and nothing is registered (views are not in the registry).
+// their backward rows; triangle: tril, triu; max: max, min, argmax, argmin, max_backward;
+// the comparisons eq ... ge are binary rows). MG_VIEW: a folder that
+// registers nothing: a view defined on the ops floor (expand, whose backward sums;
+// position_embedding, a narrow behind the position rule's checks; views are not in the
+// registry), or a factory (arange). Its folder joins like an op's.
 MG_FAMILY(binary)
 MG_FAMILY(unary)
 MG_FAMILY(reduction)
@@ -22,6 +24,11 @@ MG_OP(token_position_embedding)
 MG_FAMILY(update)
 MG_FAMILY(softmax)
 MG_OP(layer_norm)
+MG_OP(where)
+MG_FAMILY(triangle)
+MG_FAMILY(max)
+MG_OP(dropout)
+MG_VIEW(arange)
 MG_OP(squared_norm)
 MG_OP(cross_entropy)
 MG_OP(cross_entropy_backward)

@@ -9,6 +9,7 @@
 #include "minigraph/autograd.h"
 #include "reduction/reduction.h"
 #include "unary/unary.h"
+#include "where/where.h"
 
 namespace mg {
 
@@ -46,6 +47,18 @@ Tensor Tensor::sqrt() const { return mg::sqrt(*this); }
 Tensor Tensor::rsqrt() const { return mg::rsqrt(*this); }
 Tensor Tensor::square() const { return mg::square(*this); }
 Tensor Tensor::pow(double exponent) const { return mg::pow(*this, exponent); }
+Tensor Tensor::eq(const Tensor& other) const { return mg::eq(*this, other); }
+Tensor Tensor::ne(const Tensor& other) const { return mg::ne(*this, other); }
+Tensor Tensor::lt(const Tensor& other) const { return mg::lt(*this, other); }
+Tensor Tensor::le(const Tensor& other) const { return mg::le(*this, other); }
+Tensor Tensor::gt(const Tensor& other) const { return mg::gt(*this, other); }
+Tensor Tensor::ge(const Tensor& other) const { return mg::ge(*this, other); }
+Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
+  return mg::where(condition, *this, other);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
+  return mg::masked_fill(*this, mask, value);
+}
 
 Tensor& Tensor::add_(const Tensor& x, double alpha) {
   static const OpDef& add_op = builtin_op("add");
@@ -80,5 +93,18 @@ Tensor operator-(double value, const Tensor& x) { return rsub(x, value); }
 Tensor operator*(const Tensor& x, double value) { return scale(x, value); }
 Tensor operator*(double value, const Tensor& x) { return scale(x, value); }
 Tensor operator/(const Tensor& x, double value) { return div(x, value); }
+
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& x, double value) { return eq(x, value); }
+Tensor operator!=(const Tensor& x, double value) { return ne(x, value); }
+Tensor operator<(const Tensor& x, double value) { return lt(x, value); }
+Tensor operator<=(const Tensor& x, double value) { return le(x, value); }
+Tensor operator>(const Tensor& x, double value) { return gt(x, value); }
+Tensor operator>=(const Tensor& x, double value) { return ge(x, value); }
 
 }  // namespace mg

@@ -296,7 +296,8 @@ bool will_record(std::span<const Tensor> inputs) {
 
 void record_node(const OpDef& op, std::vector<Tensor> inputs, std::any attrs, Tensor& out,
                  Shape out_shape, std::vector<Tensor> kernel_saved) {
-  if (!will_record(inputs)) return;
+  // A mask or indices (bool, integer) carry no gradient, whatever their inputs do (as torch).
+  if (!will_record(inputs) || !is_floating(out.dtype())) return;
   // Default-initialized: make_shared would zero the whole node first, a third of the cost of
   // recording a small op.
   auto node = std::make_shared_for_overwrite<Node>();

@@ -19,6 +19,8 @@ std::size_t dtype_size(DType dtype) {
       return 4;
     case DType::i64:
       return 8;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
@@ -33,6 +35,8 @@ std::string_view dtype_name(DType dtype) {
       return "i32";
     case DType::i64:
       return "i64";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -71,6 +75,7 @@ std::int64_t shape_nbytes(const Shape& shape, DType dtype) {
 
 bool holds_value(DType dtype, double value) {
   if (is_floating(dtype)) return true;
+  if (is_bool(dtype)) return value == 0 || value == 1;
   if (!std::isfinite(value)) return false;
   if (dtype == DType::i32) return value > -2147483649.0 && value < 2147483648.0;
   return value >= -0x1p63 && value < 0x1p63;  // i64: 2^63 itself is one past the largest

@@ -118,6 +118,8 @@ Tensor converted_copy(const SafetensorsEntry& entry, const safetensors_detail::F
     case DType::i32:  // from I64
       narrow_i64_into(out.data<std::int32_t>(), src, numel, entry, op);
       break;
+    case DType::boolean:  // only from BOOL, the same dtype: never converted
+      break;
   }
   return out;
 }
@@ -186,7 +188,7 @@ Tensor SafetensorsFile::tensor(std::string_view name) const {
   const auto* format = find_format_dtype(entry->dtype);
   if (format->same) return tensor(name, *format->same);
   MG_CHECK(entry->dtype == "BF16" || entry->dtype == "F16", file_op(source_), entry->name,
-           "a dtype minigraph can load (F32, F64, I32, I64, or BF16/F16 converted to f32)",
+           "a dtype minigraph can load (F32, F64, I32, I64, BOOL, or BF16/F16 converted to f32)",
            "dtype {}", entry->dtype);
   return tensor(name, DType::f32);
 }
@@ -202,6 +204,13 @@ Tensor SafetensorsFile::tensor(std::string_view name, DType dtype) const {
 
   if (format->same == dtype) {
     const std::size_t bytes = static_cast<std::size_t>(entry->end - entry->begin);
+    // A bool byte other than 0 or 1 would be undefined behaviour wherever it is read.
+    if (dtype == DType::boolean) {
+      const auto* bad =
+          std::find_if(src, src + bytes, [](std::byte b) { return b > std::byte{1}; });
+      MG_CHECK(bad == src + bytes, op, entry->name, "BOOL bytes that are 0 or 1",
+               "{} at element {}", static_cast<int>(*bad), bad - src);
+    }
     if (reinterpret_cast<std::uintptr_t>(src) % dtype_size(dtype) == 0) {
       // The mapping stays alive as long as this storage: it holds the file's handle.
       auto storage = std::make_shared<Storage>(Device::cpu(), const_cast<std::byte*>(src), bytes,

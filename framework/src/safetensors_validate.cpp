@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<FormatDType, 22> kFormatDTypes = {{
-    {"BOOL", 8, std::nullopt},        {"F4", 4, std::nullopt},
+    {"BOOL", 8, DType::boolean},      {"F4", 4, std::nullopt},
     {"F6_E2M3", 6, std::nullopt},     {"F6_E3M2", 6, std::nullopt},
     {"U8", 8, std::nullopt},          {"I8", 8, std::nullopt},
     {"F8_E5M2", 8, std::nullopt},     {"F8_E4M3", 8, std::nullopt},
@@ -302,8 +302,10 @@ std::string_view format_dtype_name(DType dtype) {
       return "I32";
     case DType::i64:
       return "I64";
+    case DType::boolean:
+      return "BOOL";
   }
-  throw Error("save_safetensors", "dtype", "f32, f64, i32 or i64",
+  throw Error("save_safetensors", "dtype", "f32, f64, i32, i64 or bool",
               fmt::format("{}", static_cast<int>(dtype)));
 }
 

@@ -45,6 +45,8 @@ double load(const void* base, DType dtype, std::int64_t i) {
       return static_cast<const std::int32_t*>(base)[i];
     case DType::i64:
       return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+    case DType::boolean:  // as a byte: a poisoned mask (0xA5) reads as 165, not as true
+      return static_cast<const std::uint8_t*>(base)[i];
   }
   return 0;
 }
@@ -68,11 +70,15 @@ void store(void* base, DType dtype, std::int64_t i, double v, std::string_view o
     case DType::i64:
       static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(v);
       break;
+    case DType::boolean:
+      static_cast<bool*>(base)[i] = v != 0;
+      break;
   }
 }
 
 // An integer element as int64, exactly (a double would round ids past 2^53).
 std::int64_t load_integer(const void* base, DType dtype, std::int64_t i) {
+  if (dtype == DType::boolean) return static_cast<const std::uint8_t*>(base)[i];
   return dtype == DType::i32 ? static_cast<const std::int32_t*>(base)[i]
                              : static_cast<const std::int64_t*>(base)[i];
 }
@@ -302,7 +308,9 @@ Tensor Tensor::to(DType target) const {
   Tensor host = empty(shape(), target);
   const bool integers = !is_floating(dtype()) && !is_floating(target);
   for (std::int64_t i = 0; i < numel(); ++i) {
-    if (integers) {  // exactly, through int64: only i64 -> i32 can be out of range
+    if (is_bool(target)) {  // as torch: any nonzero value (NaN included) is true
+      static_cast<bool*>(host.raw_data())[i] = load(bytes.data(), dtype(), i) != 0;
+    } else if (integers) {  // exactly, through int64: only i64 -> i32 can be out of range
       const std::int64_t v = load_integer(bytes.data(), dtype(), i);
       MG_CHECK(target == DType::i64 || (v >= INT32_MIN && v <= INT32_MAX), "to", "value",
                "a value inside i32's range", "{} (element {})", v, i);
@@ -391,5 +399,8 @@ MG_INSTANTIATE(double)
 MG_INSTANTIATE(std::int32_t)
 MG_INSTANTIATE(std::int64_t)
 #undef MG_INSTANTIATE
+// Masks: raw access only (std::vector<bool> packs bits, so no from_vector or to_vector).
+template bool* Tensor::data<bool>() const;
+template bool* Tensor::data_ptr<bool>() const;
 
 }  // namespace mg

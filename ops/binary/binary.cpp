@@ -7,6 +7,7 @@
 #include "binary/binary.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "binary/binary_kernels.h"
 #include "common/broadcast.h"
@@ -33,6 +34,43 @@ Tensor div(const Tensor& a, const Tensor& b) {
   static const OpDef& op = builtin_op("div");
   return apply_op(op, {a, b});
 }
+
+Tensor eq(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("eq");
+  return apply_op(op, {self, other});
+}
+Tensor ne(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("ne");
+  return apply_op(op, {self, other});
+}
+Tensor lt(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("lt");
+  return apply_op(op, {self, other});
+}
+Tensor le(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("le");
+  return apply_op(op, {self, other});
+}
+Tensor gt(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("gt");
+  return apply_op(op, {self, other});
+}
+Tensor ge(const Tensor& self, const Tensor& other) {
+  static const OpDef& op = builtin_op("ge");
+  return apply_op(op, {self, other});
+}
+namespace {
+// Against a scalar: a 0-d tensor of self's dtype on its device, broadcast.
+Tensor scalar_like(const Tensor& self, double value) {
+  return Tensor::full({}, value, self.dtype(), self.device());
+}
+}  // namespace
+Tensor eq(const Tensor& self, double other) { return eq(self, scalar_like(self, other)); }
+Tensor ne(const Tensor& self, double other) { return ne(self, scalar_like(self, other)); }
+Tensor lt(const Tensor& self, double other) { return lt(self, scalar_like(self, other)); }
+Tensor le(const Tensor& self, double other) { return le(self, scalar_like(self, other)); }
+Tensor gt(const Tensor& self, double other) { return gt(self, scalar_like(self, other)); }
+Tensor ge(const Tensor& self, double other) { return ge(self, scalar_like(self, other)); }
 
 Tensor relu_backward(const Tensor& grad_out, const Tensor& result) {
   static const OpDef& op = builtin_op("relu_backward");
@@ -94,6 +132,7 @@ Grads div_backward(const BackwardContext& ctx) {
   return grads;
 }
 
+template <typename Fn>
 OutputSpec binary_infer(const OpDef& self, std::span<const Tensor> in, const std::any&) {
   check_floating(self, 0, in[0]);
   check_floating(self, 1, in[1]);
@@ -103,7 +142,7 @@ OutputSpec binary_infer(const OpDef& self, std::span<const Tensor> in, const std
       broadcast_shapes(in[0].shape(), in[1].shape(), out), self.name, self.inputs[1],
       fmt::format("a shape broadcastable with {}'s {}", self.inputs[0], shape_str(in[0].shape())),
       "{}", shape_str(in[1].shape()));
-  return OutputSpec{out, in[0].dtype()};
+  return OutputSpec{out, kIsComparison<Fn> ? DType::boolean : in[0].dtype()};
 }
 
 // The naive reference, apart from the kernels (nothing from common/broadcast.h): NumPy's rule
@@ -122,7 +161,7 @@ Tensor binary_reference(std::span<const Tensor> inputs, const std::any&) {
   for (std::size_t axis = 0; axis < rank; ++axis) {
     shape[axis] = pad_a[axis] == 1 ? pad_b[axis] : pad_a[axis];
   }
-  Tensor out = Tensor::empty(shape, inputs[0].dtype());
+  Tensor out = Tensor::empty(shape, kIsComparison<Fn> ? DType::boolean : inputs[0].dtype());
   std::vector<std::int64_t> index(rank);
   for (std::int64_t flat = 0; flat < out.numel(); ++flat) {
     std::int64_t rest = flat;  // row-major: the last axis varies fastest
@@ -136,7 +175,7 @@ Tensor binary_reference(std::span<const Tensor> inputs, const std::any&) {
       ia = ia * pad_a[axis] + (pad_a[axis] == 1 ? 0 : index[axis]);
       ib = ib * pad_b[axis] + (pad_b[axis] == 1 ? 0 : index[axis]);
     }
-    out.set_flat(flat, Fn{}(inputs[0].at_flat(ia), inputs[1].at_flat(ib)));
+    out.set_flat(flat, static_cast<double>(Fn{}(inputs[0].at_flat(ia), inputs[1].at_flat(ib))));
   }
   return out;
 }
@@ -151,10 +190,26 @@ InputSpec divisor(Shape shape) {
   return InputSpec::real(std::move(shape)).with_values(std::move(values));
 }
 InputSpec real_b(Shape shape) { return InputSpec::real(std::move(shape)); }
+// Operands of a comparison: integers in [-2, 2], so that equal pairs occur (random reals are
+// never equal), and the two inputs differ in pattern.
+InputSpec small_integers(Shape shape) {
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<double>(static_cast<int>((i * 7 + 3) % 5) - 2);
+  }
+  return InputSpec::real(std::move(shape)).with_values(std::move(values)).no_grad();
+}
+InputSpec other_small_integers(Shape shape) {
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<double>(static_cast<int>((i * 3 + 1) % 5) - 2);
+  }
+  return InputSpec::real(std::move(shape)).with_values(std::move(values)).no_grad();
+}
 
 // Every row's cases, b made by `second`. Cases with the broadcast operand first matter for sub
 // and div: the fast paths put the full-size operand first and must not turn a - b into b - a.
-std::vector<OpCase> binary_cases(InputSpec (*second)(Shape)) {
+std::vector<OpCase> binary_cases(InputSpec (*first)(Shape), InputSpec (*second)(Shape)) {
   struct ShapePair {
     const char* name;
     Shape a, b;
@@ -182,7 +237,21 @@ std::vector<OpCase> binary_cases(InputSpec (*second)(Shape)) {
       {"odd_width", {2, 257}, {257}},
   };
   std::vector<OpCase> cases;
-  for (const ShapePair& p : pairs) cases.push_back({p.name, {InputSpec::real(p.a), second(p.b)}});
+  for (const ShapePair& p : pairs) cases.push_back({p.name, {first(p.a), second(p.b)}});
+  return cases;
+}
+
+// A comparison's cases: the shared ones, and the edges of IEEE comparison (NaN against
+// everything, itself included; infinities; -0 against +0), forward only.
+std::vector<OpCase> comparison_cases() {
+  using I = InputSpec;
+  const double inf = INFINITY, nan = std::nan("");
+  auto cases = binary_cases(small_integers, other_small_integers);
+  OpCase edges{"nan_inf_signed_zero",
+               {I::real({8}).with_values({nan, nan, 1.0, inf, -inf, inf, 0.0, 1e30}).no_grad(),
+                I::real({8}).with_values({nan, 1.0, nan, inf, inf, 3e38, -0.0, 1e30}).no_grad()}};
+  edges.edge_values = true;
+  cases.push_back(edges);
   return cases;
 }
 
@@ -203,20 +272,30 @@ struct BinaryRow {
   std::vector<std::string> inputs = {"a", "b"};
 };
 
+// A comparison's row: not differentiable (a mask has no gradient), cases of its own.
+BinaryRow comparison_row(const char* name, const char* summary) {
+  return {name, summary, {}, nullptr, real_b, {"self", "other"}};
+}
+
 template <typename Fn>
 OpDef binary_op(BinaryRow row) {
   OpDef op;
   op.name = row.name;
   op.summary = row.summary;
   op.inputs = std::move(row.inputs);
-  op.infer = binary_infer;
+  op.infer = binary_infer<Fn>;
   op.takes_layout = any_layout;  // the engines read strides
   op.backward_reads = std::move(row.backward_reads);
   op.backward = row.backward;
   op.kernels = device_kernels(binary_cpu<Fn>, MG_CUDA_KERNEL(binary_cuda<Fn>));
-  op.out_may_alias_input = true;  // each element is read before its index is written
+  // Each element is read before its index is written; a bool out is never an operand.
+  op.out_may_alias_input = !kIsComparison<Fn>;
   op.reference = binary_reference<Fn>;
-  op.cases = [second = row.second] { return binary_cases(second); };
+  if constexpr (kIsComparison<Fn>) {
+    op.cases = comparison_cases;
+  } else {
+    op.cases = [second = row.second] { return binary_cases(real_b, second); };
+  }
   op.error_cases = binary_error_cases;
   return op;
 }
@@ -251,6 +330,14 @@ void register_binary(OpRegistry& registry) {
                                               nullptr,
                                               real_b,
                                               {"grad_out", "x"}}));
+
+  // Comparisons, giving masks (DType::boolean).
+  registry.add(binary_op<EqFn>(comparison_row("eq", "self == other, a bool mask")));
+  registry.add(binary_op<NeFn>(comparison_row("ne", "self != other, a bool mask")));
+  registry.add(binary_op<LtFn>(comparison_row("lt", "self < other, a bool mask")));
+  registry.add(binary_op<LeFn>(comparison_row("le", "self <= other, a bool mask")));
+  registry.add(binary_op<GtFn>(comparison_row("gt", "self > other, a bool mask")));
+  registry.add(binary_op<GeFn>(comparison_row("ge", "self >= other, a bool mask")));
 }
 
 }  // namespace mg

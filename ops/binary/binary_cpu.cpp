@@ -19,7 +19,7 @@ template <typename T, typename Fn>
 void binary_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out, Fn fn) {
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
-  T* po = out.data<T>();
+  auto* po = out.data<BinaryResult<Fn, T>>();
   for_each_broadcast(
       out.shape(), broadcast_strides(a.shape(), a.strides(), out.shape()),
       broadcast_strides(b.shape(), b.strides(), out.shape()),
@@ -28,8 +28,8 @@ void binary_broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out, Fn fn)
 
 // out[i] = fn(full[i], part[i % block]) for i in [0, n): the part repeats over leading axes
 // (block == n: equal shapes; block == 1: a scalar), in contiguous ranges across threads.
-template <typename T, typename Fn>
-void binary_repeated(const T* full, const T* part, std::int64_t block, T* out, std::int64_t n,
+template <typename T, typename Fn, typename Out>
+void binary_repeated(const T* full, const T* part, std::int64_t block, Out* out, std::int64_t n,
                      Fn fn) {
   const int parts = threads_for(n);
   parallel_for(parts, [&](int thread_part) {
@@ -56,7 +56,8 @@ void binary_cpu(const KernelContext& ctx) {
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
   Tensor& out = ctx.out;
-  dispatch_float(out.dtype(), [&]<typename T>() {
+  dispatch_float(a.dtype(), [&]<typename T>() {  // the operands' dtype: a comparison's out is bool
+    using Out = BinaryResult<Fn, T>;
     const std::int64_t n = out.numel();
     // One operand full-size, the other equal or repeated over leading axes; views take the
     // strided loop.
@@ -64,9 +65,9 @@ void binary_cpu(const KernelContext& ctx) {
     const bool a_full = dense && a.numel() == n && is_leading_broadcast(b.shape(), out.shape());
     const bool b_full = dense && b.numel() == n && is_leading_broadcast(a.shape(), out.shape());
     if (a_full && n > 0) {
-      binary_repeated<T>(a.data<T>(), b.data<T>(), b.numel(), out.data<T>(), n, Fn{});
+      binary_repeated<T>(a.data<T>(), b.data<T>(), b.numel(), out.data<Out>(), n, Fn{});
     } else if (b_full && n > 0) {
-      binary_repeated<T>(b.data<T>(), a.data<T>(), a.numel(), out.data<T>(), n, Flipped<Fn>{});
+      binary_repeated<T>(b.data<T>(), a.data<T>(), a.numel(), out.data<Out>(), n, Flipped<Fn>{});
     } else {
       binary_broadcast_loop<T>(a, b, out, Fn{});
     }

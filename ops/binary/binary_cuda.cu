@@ -63,8 +63,8 @@ __global__ void repeated_kernel(const Element* full, const Element* part, Elemen
   }
 }
 
-template <typename T, typename Fn>
-__global__ void broadcast_kernel(const T* a, const T* b, T* out, std::int64_t count,
+template <typename T, typename Out, typename Fn>
+__global__ void broadcast_kernel(const T* a, const T* b, Out* out, std::int64_t count,
                                  BroadcastLayout layout, Fn fn) {
   for (std::int64_t i = global_thread(); i < count; i += global_stride()) {
     std::int64_t rest = i, offset_a = 0, offset_b = 0;
@@ -111,6 +111,16 @@ void launch_repeated(const T* full, const T* part, T* out, std::int64_t repeats,
   }
 }
 
+// out[i] = fn(a[.], b[.]) through both inputs' strides   a [..A], b [..B] -> out [shape]
+template <typename T, typename Out, typename Fn>
+void launch_broadcast(std::string_view op, const Tensor& a, const Tensor& b, Out* out,
+                      const Shape& shape, Fn fn, cudaStream_t stream) {
+  const BroadcastLayout layout =
+      broadcast_layout(op, a.shape(), a.strides(), b.shape(), b.strides(), shape);
+  broadcast_kernel<<<blocks_for(shape_numel(shape)), kThreadsPerBlock, 0, stream>>>(
+      a.data_ptr<T>(), b.data_ptr<T>(), out, shape_numel(shape), layout, fn);
+}
+
 }  // namespace
 
 template <typename Fn>
@@ -121,28 +131,29 @@ void binary_cuda(const KernelContext& ctx) {
   const std::int64_t count = out.numel();
   if (count == 0) return;
   cudaStream_t stream = cuda::activate(out.device()).stream();
-  dispatch_float(out.dtype(), [&]<typename T>() {
-    const bool dense = a.is_contiguous() && b.is_contiguous();
-    const bool a_full = a.numel() == count && is_leading_broadcast(b.shape(), out.shape());
-    const bool b_full = b.numel() == count && is_leading_broadcast(a.shape(), out.shape());
-    const Tensor& part = a_full ? b : a;
-    if (dense && a.numel() == count && b.numel() == count) {
-      launch_same_shape(a.data<T>(), b.data<T>(), out.data<T>(), count, Fn{}, stream);
-    } else if (dense && (a_full || b_full) && part.numel() >= kMinRepeatedWidth) {
-      const Tensor& full = a_full ? a : b;
-      const std::int64_t repeats = count / part.numel();
-      if (a_full) {
-        launch_repeated(full.data<T>(), part.data<T>(), out.data<T>(), repeats, part.numel(), Fn{},
-                        stream);
-      } else {
-        launch_repeated(full.data<T>(), part.data<T>(), out.data<T>(), repeats, part.numel(),
-                        Flipped<Fn>{}, stream);
-      }
+  dispatch_float(a.dtype(), [&]<typename T>() {  // the operands' dtype: a comparison's out is bool
+    if constexpr (kIsComparison<Fn>) {  // bool out, narrower than a and b: no 16-byte lanes
+      launch_broadcast<T>(ctx.op.name, a, b, out.data<bool>(), out.shape(), Fn{}, stream);
     } else {
-      const BroadcastLayout layout = broadcast_layout(ctx.op.name, a.shape(), a.strides(),
-                                                      b.shape(), b.strides(), out.shape());
-      broadcast_kernel<<<blocks_for(count), kThreadsPerBlock, 0, stream>>>(
-          a.data_ptr<T>(), b.data_ptr<T>(), out.data<T>(), count, layout, Fn{});
+      const bool dense = a.is_contiguous() && b.is_contiguous();
+      const bool a_full = a.numel() == count && is_leading_broadcast(b.shape(), out.shape());
+      const bool b_full = b.numel() == count && is_leading_broadcast(a.shape(), out.shape());
+      const Tensor& part = a_full ? b : a;
+      if (dense && a.numel() == count && b.numel() == count) {
+        launch_same_shape(a.data<T>(), b.data<T>(), out.data<T>(), count, Fn{}, stream);
+      } else if (dense && (a_full || b_full) && part.numel() >= kMinRepeatedWidth) {
+        const Tensor& full = a_full ? a : b;
+        const std::int64_t repeats = count / part.numel();
+        if (a_full) {
+          launch_repeated(full.data<T>(), part.data<T>(), out.data<T>(), repeats, part.numel(),
+                          Fn{}, stream);
+        } else {
+          launch_repeated(full.data<T>(), part.data<T>(), out.data<T>(), repeats, part.numel(),
+                          Flipped<Fn>{}, stream);
+        }
+      } else {
+        launch_broadcast<T>(ctx.op.name, a, b, out.data<T>(), out.shape(), Fn{}, stream);
+      }
     }
     MG_CUDA_CHECK(cudaGetLastError());
   });

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "common/host_device.h"
 #include "minigraph/op.h"
@@ -87,11 +88,58 @@ struct GeluTanhBackwardFn {
   }
 };
 
-#define MG_BINARY_FUNCTORS(X)                                                                  \
-  X(AddFn)                                                                                     \
-  X(SubFn)                                                                                     \
-  X(MulFn) X(DivFn) X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) X(GeluBackwardFn) \
-      X(GeluTanhBackwardFn)
+// The comparisons: a bool per element (DType::boolean), false wherever a NaN takes part
+// except for ne, as IEEE and PyTorch; -0 equals +0.
+struct EqFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x == y;
+  }
+};
+struct NeFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x != y;
+  }
+};
+struct LtFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x < y;
+  }
+};
+struct LeFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x <= y;
+  }
+};
+struct GtFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x > y;
+  }
+};
+struct GeFn {
+  template <typename T>
+  MG_HOST_DEVICE bool operator()(T x, T y) const {
+    return x >= y;
+  }
+};
+
+// What fn gives for operands of type T: T for arithmetic, bool for a comparison.
+template <typename Fn, typename T>
+using BinaryResult = decltype(Fn{}(T{}, T{}));
+template <typename Fn>
+inline constexpr bool kIsComparison = std::is_same_v<BinaryResult<Fn, double>, bool>;
+
+#define MG_BINARY_FUNCTORS(X)                                                                      \
+  X(AddFn)                                                                                         \
+  X(SubFn)                                                                                         \
+  X(MulFn)                                                                                         \
+  X(DivFn)                                                                                         \
+  X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) X(GeluBackwardFn) X(GeluTanhBackwardFn) \
+      X(EqFn) X(NeFn) X(LtFn) X(LeFn) X(GtFn) X(GeFn)
 
 // fn with its operands exchanged: the fast paths pass the full-size operand first, so when
 // that operand is b they run Flipped{fn}, keeping a - b and a / b in the user's order.
@@ -99,7 +147,7 @@ template <typename Fn>
 struct Flipped {
   Fn fn;
   template <typename T>
-  MG_HOST_DEVICE T operator()(T x, T y) const {
+  MG_HOST_DEVICE auto operator()(T x, T y) const {
     return fn(y, x);
   }
 };

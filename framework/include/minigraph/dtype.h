@@ -10,12 +10,15 @@
 
 namespace mg {
 
-enum class DType : std::uint8_t { f32, f64, i32, i64 };
+// boolean: masks (comparisons give them; where and masked_fill read them), one byte each
+// holding 0 or 1, as torch.bool.
+enum class DType : std::uint8_t { f32, f64, i32, i64, boolean };
 
 std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
 inline bool is_floating(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
 inline bool is_integer(DType dtype) { return dtype == DType::i32 || dtype == DType::i64; }
+inline bool is_bool(DType dtype) { return dtype == DType::boolean; }
 
 template <typename T>
 constexpr DType dtype_of();
@@ -34,6 +37,11 @@ constexpr DType dtype_of<std::int32_t>() {
 template <>
 constexpr DType dtype_of<std::int64_t>() {
   return DType::i64;
+}
+static_assert(sizeof(bool) == 1, "DType::boolean is stored as one byte, as C++ bool");
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::boolean;
 }
 
 enum class DeviceKind : std::uint8_t { cpu = 0, cuda = 1 };
@@ -54,7 +62,8 @@ std::string_view device_kind_name(DeviceKind kind);
 
 // Shapes are 64-bit: B*T*V passes 2^31 at ANDREA's sizes from batch 249.
 // Whether `value` converts to `dtype` without undefined behaviour: always for f32 and f64;
-// for i32 and i64, finite and inside the type's range after truncation toward zero.
+// for i32 and i64, finite and inside the type's range after truncation toward zero; for
+// boolean, 0 or 1.
 bool holds_value(DType dtype, double value);
 
 using Shape = std::vector<std::int64_t>;

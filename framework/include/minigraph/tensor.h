@@ -149,6 +149,7 @@ class Tensor {
   // A converted copy on the same device, not recorded by autograd; the same dtype gives a copy.
   // Floats to integers truncate toward zero, and a value the integer dtype cannot hold (NaN,
   // an infinity, out of range) is an mg::Error naming the element; integers convert exactly.
+  // To boolean: any nonzero value (NaN included) is true; from it, 0 and 1.
   Tensor to(DType dtype) const;
   Tensor clone() const;   // a contiguous copy of the data, without autograd history
   Tensor detach() const;  // shares data and layout, without autograd history
@@ -222,6 +223,16 @@ class Tensor {
   Tensor rsqrt() const;
   Tensor square() const;
   Tensor pow(double exponent) const;
+  // Comparisons, giving a bool mask; where(mask, other) and masked_fill(mask, value).
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor where(const Tensor& condition,
+               const Tensor& other) const;  // where(condition, *this, other)
+  Tensor masked_fill(const Tensor& mask, double value) const;
 
   // Autograd.
   bool requires_grad() const;
@@ -269,5 +280,19 @@ Tensor operator-(double value, const Tensor& x);
 Tensor operator*(const Tensor& x, double value);
 Tensor operator*(double value, const Tensor& x);
 Tensor operator/(const Tensor& x, double value);
+// Comparisons with broadcasting, each a bool mask (the ops eq, ne, lt, le, gt, ge): as in
+// libtorch, a == b is a tensor, not a bool; against a number, that number as a 0-d tensor.
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& x, double value);
+Tensor operator!=(const Tensor& x, double value);
+Tensor operator<(const Tensor& x, double value);
+Tensor operator<=(const Tensor& x, double value);
+Tensor operator>(const Tensor& x, double value);
+Tensor operator>=(const Tensor& x, double value);
 
 }  // namespace mg
