@@ -5,8 +5,8 @@
 // log, the activations, powers and tensor-scalar arithmetic; reduction: sum, mean; update:
 // moving_average, adamw_update, momentum_update, sgd_update; softmax: softmax, log_softmax and
 // their backward rows; triangle: tril, triu; max: max, min, argmax, argmin, max_backward;
-// the comparisons eq ... ge are binary rows). MG_VIEW: a folder that
-// registers nothing: a view defined on the ops floor (expand, whose backward sums;
+// the comparisons eq ... ge are binary rows; cat is variadic, stack built on it). MG_VIEW: a folder
+// that registers nothing: a view defined on the ops floor (expand, whose backward sums;
 // position_embedding, a narrow behind the position rule's checks; views are not in the
 // registry), or a factory (arange). Its folder joins like an op's.
 MG_FAMILY(binary)
@@ -29,6 +29,7 @@ MG_FAMILY(triangle)
 MG_FAMILY(max)
 MG_OP(dropout)
 MG_VIEW(arange)
+MG_OP(cat)
 MG_OP(squared_norm)
 MG_OP(cross_entropy)
 MG_OP(cross_entropy_backward)

@@ -264,6 +264,37 @@ TEST_F(Cuda, ExtremeInputsGiveTheCpusErrors) {
             (std::vector<float>{2, 2}));
 }
 
+// dropout's mask is Philox of (seed, counter, element) on both devices: the same bits, on
+// sizes that end mid-block and span many CUDA blocks.
+TEST_F(Cuda, DropoutDrawsTheCpusMaskBitForBit) {
+  for (std::int64_t n : {1, 5, 4099, 1 << 20}) {
+    Tensor x = Tensor::normal({n}, 0, 1, 3, DType::f32);
+    Tensor on_cpu = dropout(x, 0.3, true, 12345, 67);
+    Tensor on_gpu = dropout(x.to(kGpu), 0.3, true, 12345, 67).to(Device::cpu());
+    EXPECT_EQ(on_cpu.to_vector<float>(), on_gpu.to_vector<float>()) << "n = " << n;
+  }
+}
+
+// The causal attention pattern of a block on the GPU: masks, where, softmax, cat, layer_norm
+// and gelu agree with the CPU, forward and backward.
+TEST_F(Cuda, AMaskedAttentionBlockMatchesTheCpu) {
+  const std::int64_t t = 16, d = 32;
+  auto run = [&](Device device) {
+    Tensor x = Tensor::normal({2, t, d}, 0, 1, 5, DType::f64).to(device).set_requires_grad();
+    Tensor w = Tensor::ones({d}, DType::f64, device), b = Tensor::zeros({d}, DType::f64, device);
+    Tensor h = layer_norm(x, {d}, w, b);
+    Tensor future = triu(Tensor::ones({t, t}, DType::f64, device), 1) > 0.5;
+    Tensor scores = matmul(h, h, {.transpose_b = true}).masked_fill(future, -INFINITY);
+    Tensor y = gelu(cat({softmax(scores, -1).matmul(h), h}, 2), "tanh");
+    (y * y).sum().backward();
+    return std::pair{y.to(Device::cpu()), x.grad().to(Device::cpu())};
+  };
+  auto [y_cpu, g_cpu] = run(Device::cpu());
+  auto [y_gpu, g_gpu] = run(kGpu);
+  EXPECT_LT(max_abs_difference(y_cpu, y_gpu), 1e-12);
+  EXPECT_LT(max_abs_difference(g_cpu, g_gpu), 1e-10);
+}
+
 }  // namespace
 }  // namespace mg
 

@@ -46,9 +46,7 @@ namespace {
 thread_local bool g_grad_enabled = true;
 std::atomic<GradientSum> g_gradient_sum{nullptr};
 
-std::string input_name(const Node& node, std::size_t i) {
-  return i < node.op->inputs.size() ? node.op->inputs[i] : fmt::format("input {}", i);
-}
+std::string input_name(const Node& node, std::size_t i) { return node.op->input_name(i); }
 
 // grad + contribution, out of place (the old gradient may be shared with a caller).
 Tensor sum_gradients(const Tensor& grad, const Tensor& contribution) {
@@ -285,6 +283,8 @@ const Shape& BackwardContext::input_shape(std::size_t i) const {
 bool BackwardContext::needs_grad(std::size_t i) const {
   return i < node_.inputs.size() && node_.inputs[i].requires_grad();
 }
+
+std::size_t BackwardContext::input_count() const { return node_.inputs.size(); }
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_gradient_sum(GradientSum sum) { g_gradient_sum.store(sum); }

@@ -166,7 +166,7 @@ class DotGraph {
           saved_.try_emplace(kept.impl()->storage.get(),
                              Owner{maker->op->name + "'s output", input.shape()});
         }
-        add_edge(from, id, node->op->inputs[i], "");
+        add_edge(from, id, node->op->input_name(i), "");
       }
       if (const Tensor& result = node->result.tensor; result.defined()) {
         saved_.try_emplace(result.impl()->storage.get(),
@@ -219,7 +219,7 @@ class DotGraph {
       const std::string id = fmt::format("bw{}", backward_ops_++);
       std::vector<std::string> reads;  // forward tensors, named in the label: edges would cross
       for (std::size_t j = 0; j < a.inputs.size(); ++j) {
-        const std::string& arg = a.op->inputs[j];
+        const std::string arg = a.op->input_name(j);
         const Storage* storage = a.inputs[j].impl()->storage.get();
         if (auto g = gradients.find(storage); g != gradients.end()) {
           for (const std::string& from : g->second) add_edge(from, id, arg, kGradientEdge);
@@ -247,7 +247,7 @@ class DotGraph {
         next.insert(next.end(), made_by.begin(), made_by.end());
       } else {
         for (const std::string& from : made_by) {
-          add_edge(from, leaf(input), "grad " + node.op->inputs[i],
+          add_edge(from, leaf(input), "grad " + node.op->input_name(i),
                    std::string(kGradientEdge) + ", style=dashed, constraint=false, penwidth=1.5");
         }
       }

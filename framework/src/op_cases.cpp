@@ -18,8 +18,12 @@ std::vector<ErrorCase> all_error_cases(const OpDef& op) {
   auto add_case = [&](std::string kind, std::size_t i, InputSpec spec, const std::string& what) {
     std::vector<InputSpec> inputs = first.inputs;
     inputs[i] = std::move(spec);
-    const std::string name = i < op.inputs.size() ? op.inputs[i] : std::to_string(i);
-    errors.push_back({fmt::format("dtype_{}_{}", kind, name), std::move(inputs), first.attrs,
+    const std::string name = op.input_name(i);
+    std::string label = name;  // tensors[1] -> tensors_1: a test name's characters
+    std::replace_if(
+        label.begin(), label.end(), [](char c) { return c == '[' || c == ' '; }, '_');
+    std::erase(label, ']');
+    errors.push_back({fmt::format("dtype_{}_{}", kind, label), std::move(inputs), first.attrs,
                       fmt::format("argument '{}': expected {}", name, what)});
   };
   bool seen_real = false;

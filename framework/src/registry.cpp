@@ -72,6 +72,10 @@ BackwardReadSet resolve_backward_reads(const OpDef& op) {
     MG_CHECK(name != "result", "register_op", argument,
              "\"result\" for the op's output, with no input of that name",
              "an input named 'result'");
+    if (op.variadic) {
+      set.all_inputs = true;
+      continue;
+    }
     MG_CHECK(index < 64, "register_op", argument, "inputs among the first 64", "'{}', input {}",
              name, index);
     set.inputs |= std::uint64_t{1} << index;
@@ -90,6 +94,8 @@ const OpDef& OpRegistry::add(OpDef op) {
   MG_CHECK(static_cast<bool>(op.infer), "register_op", op.name + ".infer", "a shape rule", "none");
   MG_CHECK(op.kernel(DeviceKind::cpu) != nullptr, "register_op", op.name + ".kernels",
            "a CPU kernel", "none");
+  MG_CHECK(!op.variadic || op.inputs.size() == 1, "register_op", op.name + ".inputs",
+           "one name for a variadic op's tensors", "{} names", op.inputs.size());
   op.backward_read_set = resolve_backward_reads(op);
   op.origin = origin_;
   ops_.push_back(std::make_unique<OpDef>(std::move(op)));
@@ -186,13 +192,18 @@ struct Prepared {
   OutputSpec spec;
 };
 Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::any& attrs) {
-  MG_CHECK(inputs.size() == op.inputs.size(), op.name, "inputs",
-           fmt::format("{} ({})", op.inputs.size(), fmt::join(op.inputs, ", ")), "{}",
-           inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    MG_CHECK(inputs[i].defined(), op.name, op.inputs[i], "a defined tensor", "an undefined one");
+  if (op.variadic) {
+    MG_CHECK(!inputs.empty(), op.name, op.inputs[0], "one or more tensors", "none");
+  } else {
+    MG_CHECK(inputs.size() == op.inputs.size(), op.name, "inputs",
+             fmt::format("{} ({})", op.inputs.size(), fmt::join(op.inputs, ", ")), "{}",
+             inputs.size());
   }
-  const Device device = common_device(op.name, op.inputs, inputs.size(),
+  const std::vector<std::string> names = op.input_names(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    MG_CHECK(inputs[i].defined(), op.name, names[i], "a defined tensor", "an undefined one");
+  }
+  const Device device = common_device(op.name, names, inputs.size(),
                                       [&](std::size_t i) { return inputs[i].device(); });
   OutputSpec spec = op.infer(op, inputs, attrs);
   check_output_shape(op, spec);
@@ -208,7 +219,7 @@ Prepared prepare(const OpDef& op, const std::vector<Tensor>& inputs, const std::
   };
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const DType dtype = inputs[i].dtype();
-    if (is_floating(dtype)) check_dtype(dtype, op.inputs[i]);
+    if (is_floating(dtype)) check_dtype(dtype, names[i]);
   }
   if (is_floating(spec.dtype)) check_dtype(spec.dtype, "output");
   return {kernel, device, std::move(spec)};
@@ -269,17 +280,26 @@ void apply_op_into(const OpDef& op, std::vector<Tensor> inputs, const Tensor& ta
     MG_CHECK(same && op.out_may_alias_input, op.name, "out",
              same ? "a tensor apart from the inputs (this op's kernel reads them while it writes)"
                   : "a tensor apart from the inputs, or one of them exactly",
-             "memory {} input '{}'", same ? "shared with" : "partly overlapping", op.inputs[i]);
+             "memory {} input '{}'", same ? "shared with" : "partly overlapping", op.input_name(i));
   }
   out.impl()->storage->bump_version();  // first: even a kernel that throws part-way wrote
   p.kernel(KernelContext{op, inputs, attrs, out});
   notify_op_observer(op, inputs, attrs, out);
 }
 
-namespace {
-std::string arg(const OpDef& op, std::size_t input) {
-  return input < op.inputs.size() ? op.inputs[input] : fmt::format("input {}", input);
+std::string OpDef::input_name(std::size_t i) const {
+  if (variadic) return fmt::format("{}[{}]", inputs[0], i);
+  return i < inputs.size() ? inputs[i] : fmt::format("input {}", i);
 }
+
+std::vector<std::string> OpDef::input_names(std::size_t count) const {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < count; ++i) names.push_back(input_name(i));
+  return names;
+}
+
+namespace {
+std::string arg(const OpDef& op, std::size_t input) { return op.input_name(input); }
 }  // namespace
 
 void check_floating(const OpDef& op, std::size_t input, const Tensor& t) {

@@ -136,7 +136,7 @@ std::vector<Tensor> analytic_gradients(const OpDef& op, const OpCase& c,
 void check_gradients(const OpDef& op, const OpCase& c, Device device) {
   PoisonOutputsScope poison;  // every output the forward and backward ops write
   auto inputs = make_case_inputs(c.inputs, DType::f64, device);
-  std::vector<std::string> names = op.inputs;
+  std::vector<std::string> names = op.input_names(inputs.size());
   GradcheckOptions options;
   options.atol = 1e-6;
   options.max_checks_per_input = c.max_checks;
@@ -185,15 +185,15 @@ void check_f32_gradients(const OpDef& op, const OpCase& c) {
     if (!inputs32[i].requires_grad()) continue;
     const bool flows = grads32[g].defined();
     ASSERT_EQ(flows, grads64[g].defined())
-        << where(op, c, Device::cpu(), DType::f32) << ": a gradient for input '" << op.inputs[i]
+        << where(op, c, Device::cpu(), DType::f32) << ": a gradient for input '" << op.input_name(i)
         << "' in one dtype only";
     if (!flows) {
       ++g;
       continue;
     }
-    EXPECT_EQ(grads32[g].dtype(), DType::f32) << "input '" << op.inputs[i] << "'";
+    EXPECT_EQ(grads32[g].dtype(), DType::f32) << "input '" << op.input_name(i) << "'";
     EXPECT_EQ(compare(grads32[g], grads64[g], tolerance(DType::f32).vs_f64), "")
-        << where(op, c, Device::cpu(), DType::f32) << ": gradient of input '" << op.inputs[i]
+        << where(op, c, Device::cpu(), DType::f32) << ": gradient of input '" << op.input_name(i)
         << "' vs the f64 gradient";
     ++g;
   }
@@ -368,12 +368,12 @@ void check_layout_variant(const OpDef& op, const OpCase& c, Device device, DType
     const Tensor& gs = s.grads[i];
     const Tensor& gd = d.grads[i];
     ASSERT_EQ(gs.defined(), gd.defined())
-        << at << ": a gradient for input '" << op.inputs[i] << "' in one layout only";
+        << at << ": a gradient for input '" << op.input_name(i) << "' in one layout only";
     if (!gs.defined()) continue;
     EXPECT_EQ(gs.shape(), strided[i].shape())
-        << at << ": gradient of input '" << op.inputs[i] << "' is not shaped as the input";
+        << at << ": gradient of input '" << op.input_name(i) << "' is not shaped as the input";
     EXPECT_EQ(compare(gs, gd, tol), "")
-        << at << ": gradient of input '" << op.inputs[i] << "' vs contiguous inputs";
+        << at << ": gradient of input '" << op.input_name(i) << "' vs contiguous inputs";
   }
   const Tensor direct = kernel_on_layouts(op, c, device, strided);
   if (direct.defined()) {

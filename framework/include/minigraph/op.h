@@ -93,6 +93,7 @@ struct BackwardContext {
   // Input i's shape (its gradient's), known for every input.
   const Shape& input_shape(std::size_t i) const;
   bool needs_grad(std::size_t i) const;
+  std::size_t input_count() const;  // the op's inputs: a variadic op's as many as were given
   template <typename Attrs>
   const Attrs& attrs_as() const;
 
@@ -103,8 +104,11 @@ struct BackwardContext {
 // OpDef::backward_reads resolved against the op's inputs (by OpRegistry::add).
 struct BackwardReadSet {
   std::uint64_t inputs = 0;  // bit i: input i
+  bool all_inputs = false;   // a variadic op's input: every tensor given
   bool result = false;
-  bool reads_input(std::size_t i) const { return i < 64 && ((inputs >> i) & 1) != 0; }
+  bool reads_input(std::size_t i) const {
+    return all_inputs || (i < 64 && ((inputs >> i) & 1) != 0);
+  }
 };
 
 // How the harness makes one input of a case.
@@ -166,6 +170,10 @@ struct OpDef {
   std::string name;
   std::string summary;              // one line for `minigraph ops`
   std::vector<std::string> inputs;  // argument names, used in errors and graph pictures
+  // Whether the op takes one or more tensors for its single declared input, as cat does
+  // (inputs = {"tensors"}): input i is then "tensors[i]" (input_name), and backward_reads
+  // naming it keeps them all.
+  bool variadic = false;
   // The float dtypes of the op (the harness tests each); a device's kernel may take fewer
   // (DeviceKernel::dtypes), and apply_op refuses the others before any kernel runs.
   std::vector<DType> dtypes = {DType::f32, DType::f64};
@@ -206,6 +214,10 @@ struct OpDef {
   std::string origin;
 
   Kernel kernel(DeviceKind kind) const { return kernels[static_cast<int>(kind)].run; }
+  // Input i's name in errors and pictures: inputs[i], "tensors[i]" for a variadic op, or
+  // "input i" past the declared ones.
+  std::string input_name(std::size_t i) const;
+  std::vector<std::string> input_names(std::size_t count) const;
   // The dtypes the kernel for `kind` computes in.
   const std::vector<DType>& kernel_dtypes(DeviceKind kind) const;
 };
