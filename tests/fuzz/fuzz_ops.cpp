@@ -12,8 +12,9 @@
 // output is a float tensor that takes a gradient, a backward from it must do the same. A rule
 // that declares more than 1 MiB of output is checked, but its kernel is not run: the subject
 // is the rules, not the allocator or the kernels' loops (the harness checks those; at 64 MiB,
-// the coverage counters in those loops took two thirds of the time). Anything else is a finding: another exception, a
-// sanitizer report, a leak, or a broken promise (reported on stderr, then an abort).
+// the coverage counters in those loops took two thirds of the time). Anything else is a finding:
+// another exception, a sanitizer report, a leak, or a broken promise (reported on stderr, then an
+// abort).
 //
 // Building and running it: docs/fuzzing.md.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -87,14 +88,18 @@ Shape mutated_shape(FuzzedDataProvider& in, Shape shape) {
 }
 
 DType mutated_dtype(FuzzedDataProvider& in, DType dtype) {
-  static constexpr DType kAll[] = {DType::f32, DType::f64, DType::i32, DType::i64};
+  static constexpr DType kAll[] = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
   return in.ConsumeIntegralInRange(0, 7) == 0 ? in.PickValueInArray(kAll) : dtype;
 }
 
 double fuzzed_value(FuzzedDataProvider& in, bool ids, std::int64_t id_limit) {
-  static constexpr double kFloatEdges[] = {0.0, -0.0, 1e30, -1e30,
+  static constexpr double kFloatEdges[] = {0.0,
+                                           -0.0,
+                                           1e30,
+                                           -1e30,
                                            std::numeric_limits<double>::quiet_NaN(),
-                                           std::numeric_limits<double>::infinity(), 1e-310};
+                                           std::numeric_limits<double>::infinity(),
+                                           1e-310};
   static constexpr double kIdEdges[] = {-1, -100, 2147483647.0, -2147483648.0, 0x1p62, -0x1p62};
   if (ids) {
     if (in.ConsumeIntegralInRange(0, 15) == 0) return in.PickValueInArray(kIdEdges);
@@ -107,8 +112,7 @@ double fuzzed_value(FuzzedDataProvider& in, bool ids, std::int64_t id_limit) {
 
 Tensor fuzzed_input(FuzzedDataProvider& in, const InputSpec& spec, DType float_dtype) {
   const bool ids = spec.kind == InputSpec::Kind::ids;
-  const DType dtype =
-      mutated_dtype(in, spec.dtype.value_or(ids ? DType::i64 : float_dtype));
+  const DType dtype = mutated_dtype(in, spec.dtype.value_or(ids ? DType::i64 : float_dtype));
   Shape shape = mutated_shape(in, spec.shape);
   std::int64_t count = 1;
   for (std::int64_t size : shape) {
@@ -145,7 +149,8 @@ std::any fuzzed_attrs(FuzzedDataProvider& in, const OpDef& op, const std::any& f
   if (name == "sum_to") return SumToAttrs{fuzzed_shape(in)};
   if (name == "sum" || name == "mean") {
     std::vector<std::int64_t> dims(in.ConsumeIntegralInRange<std::size_t>(0, 3));
-    for (auto& d : dims) d = in.ConsumeBool() ? in.ConsumeIntegralInRange(-5, 5) : edge_or_small(in);
+    for (auto& d : dims)
+      d = in.ConsumeBool() ? in.ConsumeIntegralInRange(-5, 5) : edge_or_small(in);
     const bool keepdim = in.ConsumeBool();
     return name == "sum" ? std::any{SumAttrs{dims, keepdim}} : std::any{MeanAttrs{dims, keepdim}};
   }

@@ -72,6 +72,7 @@ std::optional<mg::DType> loaded_dtype(std::string_view dtype) {
   if (dtype == "F64") return mg::DType::f64;
   if (dtype == "I32") return mg::DType::i32;
   if (dtype == "I64") return mg::DType::i64;
+  if (dtype == "BOOL") return mg::DType::boolean;
   return std::nullopt;
 }
 
@@ -116,6 +117,7 @@ double file_value(std::string_view dtype, const std::uint8_t* raw, std::int64_t 
   if (dtype == "I32") return load_le<std::int32_t>(raw + 4 * i);
   if (dtype == "I64") return static_cast<double>(load_le<std::int64_t>(raw + 8 * i));
   if (dtype == "BF16") return bf16_to_float(load_le<std::uint16_t>(raw + 2 * i));
+  if (dtype == "BOOL") return raw[i];
   return half_to_float(load_le<std::uint16_t>(raw + 2 * i));  // F16
 }
 
@@ -141,6 +143,9 @@ void check_values(const mg::Tensor& t, const mg::SafetensorsEntry& e, const std:
         expect(static_cast<const std::int64_t*>(data)[i] == load_le<std::int64_t>(raw + 8 * i),
                where + ": element " + std::to_string(i) + " differs from the file");
         continue;
+      case mg::DType::boolean:  // the loader let only 0 and 1 through
+        got = static_cast<const std::uint8_t*>(data)[i];
+        break;
     }
     expect(same_float(got, want),
            where + ": element " + std::to_string(i) + " differs from the file");
@@ -207,6 +212,7 @@ void check_entries(const mg::SafetensorsFile& file, std::span<const std::uint8_t
 void check_conversions(const mg::SafetensorsFile& file, const mg::SafetensorsEntry& e,
                        const mg::Tensor& t, mg::DType dtype) {
   const bool floating = mg::is_floating(dtype);
+  if (dtype == mg::DType::boolean) return;  // a mask loads as bool only (refused otherwise)
   for (mg::DType to : {mg::DType::f32, mg::DType::f64, mg::DType::i32, mg::DType::i64}) {
     try {
       mg::Tensor c = file.tensor(e.name, to);
@@ -251,7 +257,11 @@ std::vector<std::pair<mg::SafetensorsEntry, mg::Tensor>> check_tensors(
   bool all_representable = true;
   for (const mg::SafetensorsEntry& e : file.entries()) {
     const std::optional<mg::DType> dtype = loaded_dtype(e.dtype);
-    if (!dtype) {
+    // A BOOL byte other than 0 or 1 is refused: it would be undefined behaviour as a bool.
+    const std::uint8_t* bytes = data_section + e.begin;
+    const bool bad_bool = e.dtype == "BOOL" && std::any_of(bytes, bytes + (e.end - e.begin),
+                                                          [](std::uint8_t b) { return b > 1; });
+    if (!dtype || bad_bool) {
       all_representable = false;
       try {
         (void)file.tensor(e.name);
