@@ -171,11 +171,25 @@ class CapabilityTest : public ::testing::Test {
   std::string saved_ = cpu::capability();
 };
 
-// The loops compiled for AVX2 and those for the baseline give the same bits, for every case
-// of every op with a CPU kernel (in f32: f64 loops run the same code, vectorised or not).
-TEST_F(CapabilityTest, Avx2AndBaselineLoopsGiveTheSameBits) {
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU: one build runs";
-  EXPECT_EQ(cpu::capability(), "avx2");  // the default where the CPU has it
+bool cpu_has_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+// The widest ISA this CPU has, as capability() names it.
+std::string widest_capability() {
+  if (cpu_has_avx512()) return "avx512";
+  return __builtin_cpu_supports("avx2") ? "avx2" : "default";
+}
+
+// The loops compiled for each ISA the CPU has give the baseline's bits, for every case of
+// every op with a CPU kernel (in f32: f64 loops run the same code, vectorised or not).
+TEST_F(CapabilityTest, EveryIsaGivesTheBaselinesBits) {
+  const std::string widest = widest_capability();
+  if (widest == "default") GTEST_SKIP() << "no AVX2 on this CPU: one build runs";
+  EXPECT_EQ(cpu::capability(), widest);  // the default: the widest the CPU has
+  std::vector<std::string> wider{"avx2"};
+  if (widest == "avx512") wider.emplace_back("avx512");
   register_builtin_ops();
   int compared = 0;
   for (const OpDef* op : OpRegistry::instance().all()) {
@@ -185,29 +199,36 @@ TEST_F(CapabilityTest, Avx2AndBaselineLoopsGiveTheSameBits) {
       NoGradGuard no_grad;
       cpu::set_capability("default");
       const Tensor baseline = apply_op(*op, inputs, c.attrs);
-      cpu::set_capability("avx2");
-      const Tensor avx2 = apply_op(*op, inputs, c.attrs);
-      ASSERT_EQ(baseline.nbytes(), avx2.nbytes()) << op->name << " " << c.name;
-      EXPECT_EQ(std::memcmp(baseline.raw_data(), avx2.raw_data(), avx2.nbytes()), 0)
-          << op->name << " case " << c.name << ": the AVX2 loops give other bits";
-      ++compared;
+      for (const std::string& isa : wider) {
+        cpu::set_capability(isa);
+        const Tensor vectorized = apply_op(*op, inputs, c.attrs);
+        ASSERT_EQ(baseline.nbytes(), vectorized.nbytes()) << op->name << " " << c.name;
+        EXPECT_EQ(std::memcmp(baseline.raw_data(), vectorized.raw_data(), baseline.nbytes()), 0)
+            << op->name << " case " << c.name << ": the " << isa << " loops give other bits";
+        ++compared;
+      }
     }
   }
   EXPECT_GT(compared, 100);
 }
 
-TEST_F(CapabilityTest, OnlyDefaultOrAnAvx2TheCpuHasIsTaken) {
+TEST_F(CapabilityTest, OnlyAnIsaTheCpuHasIsTaken) {
   cpu::set_capability("default");
   EXPECT_EQ(cpu::capability(), "default");
-  testing::expect_error_containing([] { cpu::set_capability("avx512"); },
-                                   "set_capability: argument 'capability': expected \"default\" or "
-                                   "\"avx2\", got \"avx512\"");
+  testing::expect_error_containing([] { cpu::set_capability("avx1024"); },
+                                   "set_capability: argument 'capability': expected \"default\", "
+                                   "\"avx2\" or \"avx512\", got \"avx1024\"");
   EXPECT_EQ(cpu::capability(), "default");
-  if (__builtin_cpu_supports("avx2")) {
-    cpu::set_capability("avx2");
-    EXPECT_EQ(cpu::capability(), "avx2");
-  } else {
-    testing::expect_error_containing([] { cpu::set_capability("avx2"); }, "it has no AVX2");
+  for (const std::string isa : {"avx2", "avx512"}) {
+    const bool has = isa == "avx2" ? __builtin_cpu_supports("avx2") != 0 : cpu_has_avx512();
+    if (has) {
+      cpu::set_capability(isa);
+      EXPECT_EQ(cpu::capability(), isa);
+    } else {
+      testing::expect_error_containing([&] { cpu::set_capability(isa); },
+                                       "expected one this CPU has (its widest is \"" +
+                                           widest_capability() + "\"), got \"" + isa + "\"");
+    }
   }
 }
 

@@ -1,24 +1,39 @@
-// Loops compiled twice on x86-64: for the baseline the build targets (SSE2: the library runs on
-// any x86-64) and for AVX2, taken while mg::cpu::avx2_enabled() (twice the lanes: GELU 45 -> 21
-// ms for 16 M floats on a Zen 4 core). Without FMA, so both give the same bits (minigraph/cpu.h).
+// Loops compiled three times on x86-64: for the baseline the build targets (SSE2: the library
+// runs on any x86-64), for AVX2 and for AVX-512, the widest the CPU has taken while
+// mg::cpu::vector_isa() names it (twice the lanes each step: GELU 45 -> 21 ms for 16 M floats
+// on a Zen 4 core with AVX2). No FMA in any (the ops compile with -ffp-contract=off), so all
+// give the same bits (minigraph/cpu.h).
 #pragma once
 
 #include "minigraph/cpu.h"
 
 namespace mg {
 
-// body() with every call inside it inlined (flatten) and compiled for AVX2; call it only where
-// the CPU has AVX2. Keep bodies to loops over raw pointers: whatever they call is inlined.
+// body() with every call inside it inlined (flatten) and compiled for AVX2, or AVX-512 with
+// 512-bit vectors; call them only where the CPU has it. Keep bodies to loops over raw
+// pointers: whatever they call is inlined.
 template <typename Body>
 [[gnu::target("avx2"), gnu::flatten]] void run_avx2(const Body& body) {
   body();
 }
+template <typename Body>
+[[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512"), gnu::flatten]] void
+run_avx512(const Body& body) {
+  body();
+}
 
-// body(), in its AVX2 build where that is enabled and the baseline lacks it.
+// body(), in the build for the ISA kernels take now (where the baseline lacks it).
 template <typename Body>
 void run_vectorized(const Body& body) {
 #if defined(__x86_64__) && !defined(__AVX2__)
-  if (cpu::avx2_enabled()) return run_avx2(body);
+  switch (cpu::vector_isa()) {
+    case cpu::VectorIsa::avx512:
+      return run_avx512(body);
+    case cpu::VectorIsa::avx2:
+      return run_avx2(body);
+    case cpu::VectorIsa::baseline:
+      break;
+  }
 #endif
   body();
 }

@@ -38,18 +38,6 @@ Tensor max_backward(const Tensor& grad_out, const Tensor& indices, std::int64_t 
   return apply_op(op, {grad_out, indices}, MaxBackwardAttrs{dim, keepdim, x_shape});
 }
 
-MaxRows max_rows(const Shape& shape, std::int64_t dim, const std::string& op) {
-  const auto rank = static_cast<std::int64_t>(shape.size());
-  const std::int64_t axis = wrap_dim(dim, rank, op);
-  MaxRows rows;
-  for (std::int64_t k = 0; k < rank; ++k) {
-    if (k < axis) rows.outer *= shape[k];
-    if (k == axis) rows.n = shape[k];
-    if (k > axis) rows.inner *= shape[k];
-  }
-  return rows;
-}
-
 void throw_bad_max_index(std::int64_t index, std::int64_t position, const Shape& shape,
                          std::int64_t n) {
   throw Error(

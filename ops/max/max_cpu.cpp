@@ -27,7 +27,7 @@ template <bool Min, bool Indices>
 void max_forward_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const auto& a = ctx.attrs_as<MaxAttrs>();
-  const MaxRows rows = max_rows(x.shape(), a.dim, ctx.op.name);
+  const AxisRows rows = axis_rows(x.shape(), a.dim, ctx.op.name);
   Tensor saved;  // the values rows' indices, for a backward that can follow
   std::int64_t* indices = nullptr;
   if constexpr (Indices) {
@@ -62,7 +62,7 @@ void max_backward_cpu(const KernelContext& ctx) {
   const Tensor& g = ctx.inputs[0];
   const Tensor& idx = ctx.inputs[1];
   const auto& a = ctx.attrs_as<MaxBackwardAttrs>();
-  const MaxRows rows = max_rows(a.x_shape, a.dim, ctx.op.name);
+  const AxisRows rows = axis_rows(a.x_shape, a.dim, ctx.op.name);
   dispatch_ids(idx.dtype(), [&]<typename Id>() {
     const Id* pi = idx.data<Id>();
     for (std::int64_t r = 0; r < rows.count(); ++r) {

@@ -19,7 +19,7 @@ namespace {
 // no indices).
 template <bool Min, typename T>
 __global__ void max_rows_kernel(const T* __restrict__ x, T* __restrict__ values,
-                                std::int64_t* __restrict__ indices, MaxRows rows) {
+                                std::int64_t* __restrict__ indices, AxisRows rows) {
   for (std::int64_t r = cuda::global_thread(); r < rows.count(); r += cuda::global_stride()) {
     const T* row = x + rows.start(r);
     T best = row[0];
@@ -38,7 +38,7 @@ __global__ void max_rows_kernel(const T* __restrict__ x, T* __restrict__ values,
 
 template <typename T, typename Id>
 __global__ void max_backward_kernel(const T* __restrict__ g, const Id* __restrict__ indices,
-                                    T* __restrict__ out, std::int64_t numel, MaxRows rows) {
+                                    T* __restrict__ out, std::int64_t numel, AxisRows rows) {
   for (std::int64_t k = cuda::global_thread(); k < numel; k += cuda::global_stride()) {
     const std::int64_t j = k / rows.inner % rows.n;
     const std::int64_t r = k / (rows.inner * rows.n) * rows.inner + k % rows.inner;
@@ -52,7 +52,7 @@ template <bool Min, bool Indices>
 void max_forward_cuda(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const auto& a = ctx.attrs_as<MaxAttrs>();
-  const MaxRows rows = max_rows(x.shape(), a.dim, ctx.op.name);
+  const AxisRows rows = axis_rows(x.shape(), a.dim, ctx.op.name);
   std::int64_t* indices = nullptr;
   if constexpr (Indices) {
     indices = ctx.out.data<std::int64_t>();
@@ -76,7 +76,7 @@ void max_backward_cuda(const KernelContext& ctx) {
   const Tensor& g = ctx.inputs[0];
   const Tensor& idx = ctx.inputs[1];
   const auto& a = ctx.attrs_as<MaxBackwardAttrs>();
-  const MaxRows rows = max_rows(a.x_shape, a.dim, ctx.op.name);
+  const AxisRows rows = axis_rows(a.x_shape, a.dim, ctx.op.name);
   cudaStream_t stream = cuda::activate(ctx.out.device()).stream();
   if (auto bad = cuda::first_bad_id(idx, rows.n)) {
     throw_bad_max_index(bad->id, bad->position, idx.shape(), rows.n);

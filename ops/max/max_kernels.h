@@ -1,29 +1,17 @@
-// What the max rows' kernels share: the geometry of rows along an axis, the selection rule and
-// the kernels' declarations. x [..., N, ...] along `dim` is R = outer * inner rows of N
-// elements, row r = (o, i) starting at o * N * inner + i with a stride of inner between its
-// elements; row r's output (value, index, or gradient) is element r of the output, in either
-// keepdim shape.
+// What the max rows' kernels share: the selection rule and the kernels' declarations. They walk
+// x's rows along `dim` (common/axis_rows.h); row r's output (value, index, or gradient) is
+// element r of the output, in either keepdim shape.
 //   x [R rows of N] -> out [R] (values, or i64 indices); saved: indices [R] (max, min)
 //   backward: grad_out [R], indices [R] -> grad_x [R rows of N]
 #pragma once
 
 #include <cstdint>
 
+#include "common/axis_rows.h"
 #include "common/host_device.h"
 #include "minigraph/op.h"
 
 namespace mg {
-
-struct MaxRows {
-  std::int64_t outer = 1, n = 1, inner = 1;
-  MG_HOST_DEVICE std::int64_t count() const { return outer * inner; }
-  MG_HOST_DEVICE std::int64_t start(std::int64_t row) const {
-    return row / inner * n * inner + row % inner;
-  }
-};
-// The rows of a tensor of `shape` along `dim` (already checked by the shape rule; a scalar is
-// one row of one).
-MaxRows max_rows(const Shape& shape, std::int64_t dim, const std::string& op);
 
 // Whether `candidate`, met after `best` in a row, takes its place: strictly more extreme (the
 // first of equals stays), or the row's first NaN; nothing replaces a NaN.

@@ -31,16 +31,8 @@ Tensor log_softmax_backward(const Tensor& grad_out, const Tensor& result, std::i
   return apply_op(op, {grad_out, result}, SoftmaxAttrs{dim});
 }
 
-SoftmaxRows softmax_rows(const Shape& shape, const std::any& attrs) {
-  const auto rank = static_cast<std::int64_t>(shape.size());
-  const std::int64_t dim = wrap_dim(attrs_as<SoftmaxAttrs>("softmax", attrs).dim, rank, "softmax");
-  SoftmaxRows rows;
-  for (std::int64_t axis = 0; axis < rank; ++axis) {
-    if (axis < dim) rows.outer *= shape[axis];
-    if (axis == dim) rows.n = shape[axis];
-    if (axis > dim) rows.inner *= shape[axis];
-  }
-  return rows;
+AxisRows softmax_rows(const Shape& shape, const std::any& attrs) {
+  return axis_rows(shape, attrs_as<SoftmaxAttrs>("softmax", attrs).dim, "softmax");
 }
 
 namespace {

@@ -31,7 +31,7 @@ struct RowRef {
 template <bool Log, typename T, bool Unit>
 void softmax_forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
-  const T max = max_lanes(n, -kInf, [&](std::int64_t j) { return x[j]; });  // NaN is skipped
+  const T max = max_lanes(x.base, n, Unit ? 1 : x.stride, -kInf);  // NaN is skipped
   if (max == -kInf) {
     for (std::int64_t j = 0; j < n; ++j) y[j] = Log ? -kInf : T(0);
     return;
@@ -62,7 +62,7 @@ void softmax_backward_row(RowRef<const T, Unit> g, RowRef<const T, Unit> y, RowR
 
 // Calls row(first element, stride as a RowRef tag) for every row, rows split across threads.
 template <typename RowFn>
-void for_each_softmax_row(const SoftmaxRows& rows, RowFn&& row) {
+void for_each_softmax_row(const AxisRows& rows, RowFn&& row) {
   const std::int64_t count = rows.count();
   const int parts = threads_for(count * rows.n);
   parallel_for(parts, [&](int part) {
@@ -78,7 +78,7 @@ void for_each_softmax_row(const SoftmaxRows& rows, RowFn&& row) {
 template <bool Log>
 void softmax_forward_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
-  const SoftmaxRows rows = softmax_rows(x.shape(), ctx.attrs);
+  const AxisRows rows = softmax_rows(x.shape(), ctx.attrs);
   dispatch_float(x.dtype(), [&]<typename T>() {
     const T* px = x.data<T>();
     T* py = ctx.out.data<T>();
@@ -97,7 +97,7 @@ void softmax_forward_cpu(const KernelContext& ctx) {
 template <bool Log>
 void softmax_backward_cpu(const KernelContext& ctx) {
   const Tensor& g = ctx.inputs[0];
-  const SoftmaxRows rows = softmax_rows(g.shape(), ctx.attrs);
+  const AxisRows rows = softmax_rows(g.shape(), ctx.attrs);
   dispatch_float(g.dtype(), [&]<typename T>() {
     const T* pg = g.data<T>();
     const T* py = ctx.inputs[1].data<T>();

@@ -65,7 +65,7 @@ __global__ void backward_rows_kernel(const T* __restrict__ g, const T* __restric
 
 template <bool Log, typename T>
 __global__ void forward_strided_kernel(const T* __restrict__ x, T* __restrict__ y,
-                                       SoftmaxRows rows) {
+                                       AxisRows rows) {
   const std::int64_t s = rows.inner;
   for (std::int64_t r = cuda::global_thread(); r < rows.count(); r += cuda::global_stride()) {
     const std::int64_t at = rows.start(r);
@@ -87,7 +87,7 @@ __global__ void forward_strided_kernel(const T* __restrict__ x, T* __restrict__ 
 
 template <bool Log, typename T>
 __global__ void backward_strided_kernel(const T* __restrict__ g, const T* __restrict__ y,
-                                        T* __restrict__ dx, SoftmaxRows rows) {
+                                        T* __restrict__ dx, AxisRows rows) {
   const std::int64_t s = rows.inner;
   for (std::int64_t r = cuda::global_thread(); r < rows.count(); r += cuda::global_stride()) {
     const std::int64_t at = rows.start(r);
@@ -108,7 +108,7 @@ __global__ void backward_strided_kernel(const T* __restrict__ g, const T* __rest
 template <bool Log>
 void softmax_forward_cuda(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
-  const SoftmaxRows rows = softmax_rows(x.shape(), ctx.attrs);
+  const AxisRows rows = softmax_rows(x.shape(), ctx.attrs);
   if (x.numel() == 0) return;
   cudaStream_t stream = cuda::activate(x.device()).stream();
   dispatch_float(x.dtype(), [&]<typename T>() {
@@ -128,7 +128,7 @@ void softmax_forward_cuda(const KernelContext& ctx) {
 template <bool Log>
 void softmax_backward_cuda(const KernelContext& ctx) {
   const Tensor& g = ctx.inputs[0];
-  const SoftmaxRows rows = softmax_rows(g.shape(), ctx.attrs);
+  const AxisRows rows = softmax_rows(g.shape(), ctx.attrs);
   if (g.numel() == 0) return;
   cudaStream_t stream = cuda::activate(g.device()).stream();
   dispatch_float(g.dtype(), [&]<typename T>() {

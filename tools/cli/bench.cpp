@@ -39,6 +39,7 @@ struct BenchOptions {
   int reps = 5;
   std::string filter;  // run only measurements whose name contains this
   std::string json;
+  std::string capability;  // the vector loops' ISA; empty: the widest the CPU has
 };
 
 void add_bench_options(CLI::App& cmd, BenchOptions& options) {
@@ -57,6 +58,10 @@ void add_bench_options(CLI::App& cmd, BenchOptions& options) {
   cmd.add_option("--json", options.json,
                  "also write one JSON record per measurement here (checked writable first)")
       ->check(a_path());
+  cmd.add_option("--capability", options.capability,
+                 "the ISA of the elementwise, softmax and layer_norm loops (default: the widest "
+                 "this CPU has), to measure a narrower one")
+      ->check(one_of({"default", "avx2", "avx512"}));
 }
 
 // The run takes minutes: a batch too large for the memory, or a --json that cannot be written,
@@ -72,6 +77,7 @@ void refuse_before_running(const BenchOptions& options) {
                                     : std::string("not even --batch 1 fits");
                  });
   if (!options.json.empty()) check_writable("bench --json", options.json);
+  if (!options.capability.empty()) cpu::set_capability(options.capability);
 }
 
 // Each record is printed as a table row when it is made, and kept for --json.
@@ -112,8 +118,9 @@ void run_bench(BenchOptions& options, int& exit_code) {
     const std::set<int> defaults{1, bench::cpu_cores()};
     options.threads.assign(defaults.begin(), defaults.end());
   }
-  fmt::print("minigraph bench on {}\n{}\n{}; the runs use {} thread(s)\n\n", machine, gemm_line(),
-             threads_line(), fmt::join(options.threads, ", "));
+  fmt::print("minigraph bench on {}\n{}\n{}; {} vector loops; the runs use {} thread(s)\n\n",
+             machine, gemm_line(), threads_line(), cpu::capability(),
+             fmt::join(options.threads, ", "));
 
   std::vector<bench::Record> records;
   const bench::SuiteOptions suite = suite_options(options, records);

@@ -1,5 +1,8 @@
-// mg::cpu::capability: which build of the twice-compiled loops (ops/common/cpu_isa.h) runs.
+// mg::cpu::capability: which build of the loops compiled once per ISA (ops/common/cpu_isa.h)
+// runs.
+#include <array>
 #include <atomic>
+#include <string_view>
 
 #include "minigraph/cpu.h"
 #include "minigraph/error.h"
@@ -8,33 +11,45 @@ namespace mg::cpu {
 
 namespace {
 
-bool cpu_has_avx2() {
+constexpr std::array<std::string_view, 3> kNames{"default", "avx2", "avx512"};
+
+VectorIsa widest_on_this_cpu() {
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2") != 0;
-  return has;
+  static const VectorIsa widest = [] {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+      return VectorIsa::avx512;
+    }
+    return __builtin_cpu_supports("avx2") ? VectorIsa::avx2 : VectorIsa::baseline;
+  }();
+  return widest;
 #else
-  return false;
+  return VectorIsa::baseline;
 #endif
 }
 
-std::atomic<bool>& avx2_setting() {
-  static std::atomic<bool> enabled{cpu_has_avx2()};
-  return enabled;
+std::atomic<VectorIsa>& isa_setting() {
+  static std::atomic<VectorIsa> isa{widest_on_this_cpu()};
+  return isa;
 }
 
 }  // namespace
 
-bool avx2_enabled() { return avx2_setting().load(std::memory_order_relaxed); }
+VectorIsa vector_isa() { return isa_setting().load(std::memory_order_relaxed); }
 
-std::string capability() { return avx2_enabled() ? "avx2" : "default"; }
+std::string capability() { return std::string(kNames[static_cast<std::size_t>(vector_isa())]); }
 
 void set_capability(std::string_view capability) {
-  const bool avx2 = capability == "avx2";
-  MG_CHECK(avx2 || capability == "default", "set_capability", "capability",
-           "\"default\" or \"avx2\"", "\"{}\"", capability);
-  MG_CHECK(!avx2 || cpu_has_avx2(), "set_capability", "capability",
-           "\"default\" on this CPU (it has no AVX2)", "\"avx2\"");
-  avx2_setting().store(avx2, std::memory_order_relaxed);
+  std::size_t chosen = 0;
+  while (chosen < kNames.size() && kNames[chosen] != capability) ++chosen;
+  MG_CHECK(chosen < kNames.size(), "set_capability", "capability",
+           "\"default\", \"avx2\" or \"avx512\"", "\"{}\"", capability);
+  const auto isa = static_cast<VectorIsa>(chosen);
+  MG_CHECK(isa <= widest_on_this_cpu(), "set_capability", "capability",
+           fmt::format("one this CPU has (its widest is \"{}\")",
+                       kNames[static_cast<std::size_t>(widest_on_this_cpu())]),
+           "\"{}\"", capability);
+  isa_setting().store(isa, std::memory_order_relaxed);
 }
 
 }  // namespace mg::cpu

@@ -60,15 +60,17 @@ extern template void gemm_accumulate<double>(const double*, const double*, doubl
                                              std::int64_t, std::int64_t, bool, bool);
 
 // The widest vector instructions the CPU kernels of elementwise ops, softmax and layer_norm
-// use: "avx2" where the CPU has AVX2 (those loops are compiled twice, for the build's x86-64
-// baseline and for AVX2, and picked at run time), else "default" (the baseline). Both give
-// the same bits: FMA is left out of the AVX2 build on purpose (a fused multiply-add rounds
-// once where the baseline rounds twice). set_capability("default") takes the baseline loops,
-// to measure them or to check that sameness; "avx2" on a CPU without it is an mg::Error.
+// use: "avx512" where the CPU has AVX-512 (F, BW, VL and DQ), else "avx2" where it has AVX2,
+// else "default" (the build's x86-64 baseline). Those loops are compiled once for each and
+// picked at run time. All give the same bits: the ops compile with -ffp-contract=off, so no
+// build fuses a multiply and an add (a fused multiply-add rounds once where the baseline
+// rounds twice). set_capability takes a narrower one, to measure it or to check that
+// sameness; one the CPU lacks is an mg::Error.
 std::string capability();
 void set_capability(std::string_view capability);
-// Whether kernels take their AVX2 loops now (what ops/common/cpu_isa.h asks per call).
-bool avx2_enabled();
+enum class VectorIsa { baseline, avx2, avx512 };
+// Which loops kernels take now (what ops/common/cpu_isa.h asks per call).
+VectorIsa vector_isa();
 
 }  // namespace mg::cpu
 
