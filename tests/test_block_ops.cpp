@@ -1,11 +1,12 @@
 // The ops of a transformer block against values known from elsewhere (the kernels and their
 // references share functors, so the harness alone cannot see a wrong constant): activations at
 // known points and at the edges, bool tensors from comparisons, the causal mask through
-// masked_fill and softmax, dropout's repeatable mask, cat and stack, and bool tensors in
-// safetensors files.
+// masked_fill and softmax, dropout's repeatable mask, cat and stack, bool tensors in
+// safetensors files, and the streamed stores of large outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
@@ -229,6 +230,43 @@ TEST(Masks, BoolTensorsRoundTripThroughSafetensorsAndBadBytesAreRefused) {
     f.put(2);
   }
   expect_error_containing([&] { load_safetensors(path); }, "BOOL bytes that are 0 or 1");
+}
+
+// Outputs of 16 MiB and more are written with streaming stores (ops/common/streaming.h): each
+// op's large output holds the bits a small one stores directly, for rows and thread parts that
+// start off a 16-byte boundary and blocks that end short.
+TEST(Streaming, LargeOutputsHoldTheBitsOfSmallOnes) {
+  constexpr std::int64_t kRows = 4099, kWidth = 1027;  // 16.8 MB of f32: streamed
+  const Tensor x = Tensor::normal({kRows, kWidth}, 0, 2, 1);
+  const Tensor g = Tensor::normal({kRows, kWidth}, 0, 1, 2);
+  const Tensor w = Tensor::normal({kWidth}, 1, 0.1, 3), b = Tensor::normal({kWidth}, 0, 0.1, 4);
+  auto check = [&](const char* what, auto op) {
+    const Tensor whole = op(x, g);
+    for (const std::int64_t start : {std::int64_t{0}, std::int64_t{1}, kRows / 2, kRows - 7}) {
+      const Tensor part =
+          op(x.narrow(0, start, 7).contiguous(), g.narrow(0, start, 7).contiguous());
+      const Tensor expected = whole.narrow(0, start, 7).contiguous();
+      ASSERT_EQ(part.nbytes(), expected.nbytes()) << what;
+      EXPECT_EQ(std::memcmp(part.raw_data(), expected.raw_data(), part.nbytes()), 0)
+          << what << ": rows " << start << " to " << start + 6 << " differ";
+    }
+  };
+  using T = const Tensor&;
+  check("gelu", [](T x, T) { return gelu(x, "tanh"); });
+  check("gelu_backward", [](T x, T g) { return gelu_backward(g, x, "tanh"); });
+  check("add of a row", [&](T x, T) { return add(x, b); });
+  check("softmax", [](T x, T) { return softmax(x, -1); });
+  check("softmax_backward", [](T x, T g) { return softmax_backward(g, softmax(x, -1), -1); });
+  check("log_softmax", [](T x, T) { return log_softmax(x, -1); });
+  check("log_softmax_backward",
+        [](T x, T g) { return log_softmax_backward(g, log_softmax(x, -1), -1); });
+  check("layer_norm", [&](T x, T) { return layer_norm(x, {kWidth}, w, b); });
+  check("layer_norm's dx", [&](T x, T g) {
+    Tensor leaf = x * 1.0;
+    leaf.set_requires_grad();
+    layer_norm(leaf, {kWidth}, w, b).backward(g);
+    return leaf.grad();
+  });
 }
 
 }  // namespace

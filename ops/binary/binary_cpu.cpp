@@ -9,6 +9,7 @@
 #include "binary/binary_kernels.h"
 #include "common/broadcast.h"
 #include "common/cpu_isa.h"
+#include "common/streaming.h"
 #include "minigraph/threads.h"
 
 namespace mg {
@@ -32,17 +33,20 @@ template <typename T, typename Fn, typename Out>
 void binary_repeated(const T* full, const T* part, std::int64_t block, Out* out, std::int64_t n,
                      Fn fn) {
   const int parts = threads_for(n);
+  const bool stream = streams(n, sizeof(Out));
   parallel_for(parts, [&](int thread_part) {
     const Range r = part_range(n, parts, thread_part);
     run_vectorized([&] {
       if (block == 1) {
         const T p = part[0];
-        for (std::int64_t i = r.begin; i < r.end; ++i) out[i] = fn(full[i], p);
+        write_elements(out, r.begin, r.end, stream, [&](std::int64_t i) { return fn(full[i], p); });
         return;
       }
       for (std::int64_t i = r.begin; i < r.end;) {
         const std::int64_t j = i % block, run = std::min(r.end - i, block - j);
-        for (std::int64_t k = 0; k < run; ++k) out[i + k] = fn(full[i + k], part[j + k]);
+        const T* repeated = part + (j - i);  // repeated[k] is part[j + k - i]
+        write_elements(out, i, i + run, stream,
+                       [&](std::int64_t k) { return fn(full[k], repeated[k]); });
         i += run;
       }
     });

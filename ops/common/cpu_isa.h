@@ -16,11 +16,16 @@ template <typename Body>
 [[gnu::target("avx2"), gnu::flatten]] void run_avx2(const Body& body) {
   body();
 }
+#if defined(__clang__)  // clang's target attribute takes no vector width (nor needs one)
+#define MG_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq"
+#else
+#define MG_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512"
+#endif
 template <typename Body>
-[[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512"), gnu::flatten]] void
-run_avx512(const Body& body) {
+[[gnu::target(MG_AVX512_TARGET), gnu::flatten]] void run_avx512(const Body& body) {
   body();
 }
+#undef MG_AVX512_TARGET
 
 // body(), in the build for the ISA kernels take now (where the baseline lacks it).
 template <typename Body>

@@ -22,20 +22,54 @@ double sum_lanes(std::int64_t n, Term&& term) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
+// GCC's vector extension over T, 64 bytes (16 floats, 8 doubles): what max_lanes and the
+// one-pass row loops compute in, as GCC vectorises no array of lanes holding a select or a
+// mix of float and double. Passed by reference: by value, its ABI differs between ISA builds.
+template <typename T>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(64)));
+};
+template <typename T>
+using Vector = typename VectorOf<T>::type;
+template <typename T>
+inline constexpr int kVectorLanes = sizeof(Vector<T>) / sizeof(T);
+
+template <typename T>
+void load_vector(Vector<T>& v, const T* from) {
+  std::memcpy(&v, from, sizeof v);
+}
+template <typename T>
+void store_vector(T* to, const Vector<T>& v) {
+  std::memcpy(to, &v, sizeof v);
+}
+// acc += v's lanes as doubles (a float vector's two halves in turn).
+inline void add_widened(Vector<double>& acc, const Vector<double>& v) { acc += v; }
+inline void add_widened(Vector<double>& acc, const Vector<float>& v) {
+  typedef float Half __attribute__((vector_size(32)));
+  const Half low = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const Half high = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  acc += __builtin_convertvector(low, Vector<double>);
+  acc += __builtin_convertvector(high, Vector<double>);
+}
+// The sum of the lanes, pairwise.
+inline double sum_of_lanes(const Vector<double>& v) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
 // max over x[0], x[stride], ... (n elements), starting from `init`; a NaN is skipped (as
-// x > max is false for it). The lanes are one vector of GCC's vector extension (64 bytes: 16
-// floats), as GCC vectorises no select on an array of lanes, nor a load it assembles element
-// by element; max is exact, so any order gives its bits.
+// x > max is false for it). Its lanes are one Vector, loaded whole at unit stride (GCC
+// vectorises no load it assembles element by element); max is exact, so any order gives its
+// bits.
 template <typename T>
 T max_lanes(const T* x, std::int64_t n, std::int64_t stride, T init) {
-  typedef T Lanes __attribute__((vector_size(64)));
-  constexpr int kMaxLanes = sizeof(Lanes) / sizeof(T);
+  using Lanes = Vector<T>;
+  constexpr int kMaxLanes = kVectorLanes<T>;
   Lanes acc = Lanes{} + init;
   std::int64_t j = 0;
   for (; j + kMaxLanes <= n; j += kMaxLanes) {
     Lanes v;
     if (stride == 1) {
-      std::memcpy(&v, x + j, sizeof v);
+      load_vector(v, x + j);
     } else {
       for (int k = 0; k < kMaxLanes; ++k) v[k] = x[(j + k) * stride];
     }

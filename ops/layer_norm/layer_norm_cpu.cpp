@@ -2,12 +2,14 @@
 // eight lanes (common/lanes.h; two passes: the mean, then the squares about it, which keeps
 // the spread of rows far from 0). The backward computes dx row by row and the weight and bias
 // gradients as partial sums per chunk of kLayerNormRowsPerChunk rows, added in chunk order.
+// Outputs past the caches are streamed (common/streaming.h).
 //   N rows of D; see layer_norm_kernels.h
 #include <cmath>
 #include <vector>
 
 #include "common/cpu_isa.h"
 #include "common/lanes.h"
+#include "common/streaming.h"
 #include "layer_norm/layer_norm_kernels.h"
 #include "minigraph/threads.h"
 
@@ -17,7 +19,7 @@ namespace {
 
 template <typename T>
 void layer_norm_normalize_row(const T* x, const T* w, const T* b, T* y, std::int64_t d, double eps,
-                              T* mean_out, T* rstd_out) {
+                              bool stream, T* mean_out, T* rstd_out) {
   const double mean = sum_lanes(d, [&](std::int64_t j) { return x[j]; }) / static_cast<double>(d);
   const double squares = sum_lanes(d, [&](std::int64_t j) {
     const double c = x[j] - mean;
@@ -25,25 +27,44 @@ void layer_norm_normalize_row(const T* x, const T* w, const T* b, T* y, std::int
   });
   const double rstd = 1 / std::sqrt(squares / static_cast<double>(d) + eps);
   const auto m = static_cast<T>(mean), r = static_cast<T>(rstd);
-  for (std::int64_t j = 0; j < d; ++j) y[j] = (x[j] - m) * r * w[j] + b[j];
+  write_elements(y, 0, d, stream, [&](std::int64_t j) { return (x[j] - m) * r * w[j] + b[j]; });
   if (mean_out != nullptr) *mean_out = m, *rstd_out = r;
 }
 
-// One row's dx; adds the row's grad_out * xhat and grad_out into dw and db.
+// One row's dx, in one pass for the row's sums of g w and g w xhat (in double) and its terms
+// of dw and db (added to the chunk's partial sums, in T), and one for dx.
 template <typename T>
 void layer_norm_backward_row(const T* g, const T* x, const T* w, T mean, T rstd, T* dx,
-                             std::int64_t d, double* dw, double* db) {
-  auto xhat = [&](std::int64_t j) { return (x[j] - mean) * rstd; };
-  const double sum_dxhat = sum_lanes(d, [&](std::int64_t j) { return g[j] * w[j]; });
-  const double sum_dxhat_xhat =
-      sum_lanes(d, [&](std::int64_t j) { return static_cast<double>(g[j] * w[j]) * xhat(j); });
-  for (std::int64_t j = 0; j < d; ++j) {
-    dw[j] += static_cast<double>(g[j]) * xhat(j);
+                             std::int64_t d, bool stream, T* dw, T* db) {
+  using V = Vector<T>;
+  constexpr int kLanes = kVectorLanes<T>;
+  const V mean_v = V{} + mean, rstd_v = V{} + rstd;
+  Vector<double> sum_gw_v = {}, sum_gw_xhat_v = {};
+  std::int64_t j = 0;
+  for (; j + kLanes <= d; j += kLanes) {
+    V gj, xj, wj, dwj, dbj;
+    load_vector(gj, g + j), load_vector(xj, x + j), load_vector(wj, w + j);
+    load_vector(dwj, dw + j), load_vector(dbj, db + j);
+    const V gw = gj * wj, xhat = (xj - mean_v) * rstd_v, gw_xhat = gw * xhat;
+    add_widened(sum_gw_v, gw);
+    add_widened(sum_gw_xhat_v, gw_xhat);
+    dwj += gj * xhat;
+    dbj += gj;
+    store_vector(dw + j, dwj), store_vector(db + j, dbj);
+  }
+  double sum_gw = sum_of_lanes(sum_gw_v), sum_gw_xhat = sum_of_lanes(sum_gw_xhat_v);
+  for (; j < d; ++j) {
+    const T gw = g[j] * w[j], xhat = (x[j] - mean) * rstd;
+    sum_gw += gw;
+    sum_gw_xhat += gw * xhat;
+    dw[j] += g[j] * xhat;
     db[j] += g[j];
   }
-  const auto a = static_cast<T>(sum_dxhat / static_cast<double>(d));
-  const auto b = static_cast<T>(sum_dxhat_xhat / static_cast<double>(d));
-  for (std::int64_t j = 0; j < d; ++j) dx[j] = rstd * (g[j] * w[j] - a - xhat(j) * b);
+  const auto a = static_cast<T>(sum_gw / static_cast<double>(d));
+  const auto b = static_cast<T>(sum_gw_xhat / static_cast<double>(d));
+  write_elements(dx, 0, d, stream, [&](std::int64_t k) {
+    return rstd * (g[k] * w[k] - a - (x[k] - mean) * rstd * b);
+  });
 }
 
 }  // namespace
@@ -63,11 +84,12 @@ void layer_norm_cpu(const KernelContext& ctx) {
     T* pm = mean.defined() ? mean.data<T>() : nullptr;
     T* pr = rstd.defined() ? rstd.data<T>() : nullptr;
     const int parts = threads_for(x.numel());
+    const bool stream = streams(x.numel(), sizeof(T));
     parallel_for(parts, [&](int part) {
       const Range r = part_range(rows.n, parts, part);
       run_vectorized([&] {
         for (std::int64_t i = r.begin; i < r.end; ++i) {
-          layer_norm_normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps,
+          layer_norm_normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps, stream,
                                    pm == nullptr ? nullptr : pm + i,
                                    pr == nullptr ? nullptr : pr + i);
         }
@@ -89,18 +111,19 @@ void layer_norm_backward_cpu(const KernelContext& ctx) {
     const T *pg = ctx.inputs[0].data<T>(), *px = x.data<T>(), *pw = ctx.inputs[2].data<T>();
     const T *pm = ctx.inputs[3].data<T>(), *pr = ctx.inputs[4].data<T>();
     T* out = ctx.out.data<T>();  // dx [N, D], dweight [D], dbias [D]
-    // Per chunk: dw [D] then db [D].
-    std::vector<double> partial(static_cast<std::size_t>(chunks * 2 * d), 0.0);
+    // Per chunk: dw [D] then db [D], summed in T (as PyTorch's); the chunks in double.
+    std::vector<T> partial(static_cast<std::size_t>(chunks * 2 * d), T(0));
     const int parts = threads_for(x.numel());
+    const bool stream = streams(x.numel(), sizeof(T));
     parallel_for(parts, [&](int part) {
       const Range r = part_range(chunks, parts, part);
       run_vectorized([&] {
         for (std::int64_t c = r.begin; c < r.end; ++c) {
-          double* dw = partial.data() + c * 2 * d;
+          T* dw = partial.data() + c * 2 * d;
           const std::int64_t end = std::min(rows.n, (c + 1) * kLayerNormRowsPerChunk);
           for (std::int64_t i = c * kLayerNormRowsPerChunk; i < end; ++i) {
-            layer_norm_backward_row(pg + i * d, px + i * d, pw, pm[i], pr[i], out + i * d, d, dw,
-                                    dw + d);
+            layer_norm_backward_row(pg + i * d, px + i * d, pw, pm[i], pr[i], out + i * d, d,
+                                    stream, dw, dw + d);
           }
         }
       });

@@ -6,10 +6,12 @@
 //   R rows of N; x or (grad_out, result) [R rows of N] -> out [R rows of N]
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "common/cpu_isa.h"
 #include "common/fast_math.h"
 #include "common/lanes.h"
+#include "common/streaming.h"
 #include "minigraph/threads.h"
 #include "softmax/softmax_kernels.h"
 
@@ -25,50 +27,64 @@ struct RowRef {
   T& operator[](std::int64_t j) const { return base[Unit ? j : j * stride]; }
 };
 
-// max; then exp(x - max) and its sum; then the scale (softmax) or the shift (log_softmax).
-// A row of -inf only (max -inf, where x - max would be NaN) is zeros, or -inf for Log. The exps
-// go into y first and are summed after: two loops that vectorise, where one would not.
+// dst[j] = value(j) for j in [0, n): unit rows of a large output streamed (common/streaming.h).
+template <typename T, bool Unit, typename Value>
+void write_row(RowRef<T, Unit> dst, std::int64_t n, bool stream, Value&& value) {
+  if constexpr (Unit) {
+    write_elements(dst.base, 0, n, stream, value);
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = value(j);
+  }
+}
+
+// max; then exp(x - max) into `exps` (a row of n, in L1) and their sum; then y, scaled
+// (softmax) or shifted (log_softmax). A row of -inf only (max -inf, where x - max would be
+// NaN) is zeros, or -inf for Log. The exps are stored and summed after: two loops that
+// vectorise, where one would not.
 template <bool Log, typename T, bool Unit>
-void softmax_forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n) {
+void softmax_forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n, T* exps,
+                         bool stream) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   const T max = max_lanes(x.base, n, Unit ? 1 : x.stride, -kInf);  // NaN is skipped
   if (max == -kInf) {
-    for (std::int64_t j = 0; j < n; ++j) y[j] = Log ? -kInf : T(0);
+    write_row(y, n, stream, [](std::int64_t) { return Log ? -kInf : T(0); });
     return;
   }
-  for (std::int64_t j = 0; j < n; ++j) y[j] = exp_vectorizable(x[j] - max);
-  const double sum = sum_lanes(n, [&](std::int64_t j) { return y[j]; });
+  for (std::int64_t j = 0; j < n; ++j) exps[j] = exp_vectorizable(x[j] - max);
+  const double sum = sum_lanes(n, [&](std::int64_t j) { return exps[j]; });
   if constexpr (Log) {
     const T log_sum = static_cast<T>(std::log(sum));  // NaN when the row held a NaN
-    for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] - max) - log_sum;
+    write_row(y, n, stream, [&](std::int64_t j) { return (x[j] - max) - log_sum; });
   } else {
     const T inv = static_cast<T>(1 / sum);
-    for (std::int64_t j = 0; j < n; ++j) y[j] *= inv;
+    write_row(y, n, stream, [&](std::int64_t j) { return exps[j] * inv; });
   }
 }
 
 // softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
 template <bool Log, typename T, bool Unit>
 void softmax_backward_row(RowRef<const T, Unit> g, RowRef<const T, Unit> y, RowRef<T, Unit> dx,
-                          std::int64_t n) {
+                          std::int64_t n, bool stream) {
   const double sum = sum_lanes(n, [&](std::int64_t j) {
     return Log ? static_cast<double>(g[j]) : static_cast<double>(g[j]) * y[j];
   });
   const auto total = static_cast<T>(sum);
-  for (std::int64_t j = 0; j < n; ++j) {
-    dx[j] = Log ? g[j] - exp_vectorizable(y[j]) * total : y[j] * (g[j] - total);
-  }
+  write_row(dx, n, stream, [&](std::int64_t j) {
+    return Log ? g[j] - exp_vectorizable(y[j]) * total : y[j] * (g[j] - total);
+  });
 }
 
-// Calls row(first element, stride as a RowRef tag) for every row, rows split across threads.
-template <typename RowFn>
+// Calls row(first element, scratch) for every row, rows split across threads; scratch is a
+// row of n elements of the thread's own.
+template <typename T, typename RowFn>
 void for_each_softmax_row(const AxisRows& rows, RowFn&& row) {
   const std::int64_t count = rows.count();
   const int parts = threads_for(count * rows.n);
   parallel_for(parts, [&](int part) {
     const Range r = part_range(count, parts, part);
+    std::vector<T> scratch(static_cast<std::size_t>(rows.n));
     run_vectorized([&] {
-      for (std::int64_t i = r.begin; i < r.end; ++i) row(rows.start(i));
+      for (std::int64_t i = r.begin; i < r.end; ++i) row(rows.start(i), scratch.data());
     });
   });
 }
@@ -82,13 +98,14 @@ void softmax_forward_cpu(const KernelContext& ctx) {
   dispatch_float(x.dtype(), [&]<typename T>() {
     const T* px = x.data<T>();
     T* py = ctx.out.data<T>();
-    for_each_softmax_row(rows, [&](std::int64_t at) {
+    const bool stream = streams(x.numel(), sizeof(T));
+    for_each_softmax_row<T>(rows, [&](std::int64_t at, T* exps) {
       if (rows.inner == 1) {
         softmax_forward_row<Log>(RowRef<const T, true>{px + at, 1}, RowRef<T, true>{py + at, 1},
-                                 rows.n);
+                                 rows.n, exps, stream);
       } else {
         softmax_forward_row<Log>(RowRef<const T, false>{px + at, rows.inner},
-                                 RowRef<T, false>{py + at, rows.inner}, rows.n);
+                                 RowRef<T, false>{py + at, rows.inner}, rows.n, exps, stream);
       }
     });
   });
@@ -102,16 +119,17 @@ void softmax_backward_cpu(const KernelContext& ctx) {
     const T* pg = g.data<T>();
     const T* py = ctx.inputs[1].data<T>();
     T* pdx = ctx.out.data<T>();
-    for_each_softmax_row(rows, [&](std::int64_t at) {
+    const bool stream = streams(g.numel(), sizeof(T));
+    for_each_softmax_row<T>(rows, [&](std::int64_t at, T*) {
       if (rows.inner == 1) {
         softmax_backward_row<Log>(RowRef<const T, true>{pg + at, 1},
                                   RowRef<const T, true>{py + at, 1}, RowRef<T, true>{pdx + at, 1},
-                                  rows.n);
+                                  rows.n, stream);
       } else {
         const std::int64_t s = rows.inner;
         softmax_backward_row<Log>(RowRef<const T, false>{pg + at, s},
                                   RowRef<const T, false>{py + at, s}, RowRef<T, false>{pdx + at, s},
-                                  rows.n);
+                                  rows.n, stream);
       }
     });
   });

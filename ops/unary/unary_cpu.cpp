@@ -5,6 +5,7 @@
 //   N elements; x [..X] -> out [..X]
 #include "common/broadcast.h"
 #include "common/cpu_isa.h"
+#include "common/streaming.h"
 #include "minigraph/threads.h"
 #include "unary/unary_kernels.h"
 
@@ -27,10 +28,11 @@ void unary_cpu(const KernelContext& ctx) {
     }
     const T* px = x.data<T>();
     const int parts = threads_for(n);
+    const bool stream = streams(n, sizeof(T));
     parallel_for(parts, [&](int part) {
       const Range r = part_range(n, parts, part);
       run_vectorized([&] {
-        for (std::int64_t i = r.begin; i < r.end; ++i) po[i] = fn(px[i]);
+        write_elements(po, r.begin, r.end, stream, [&](std::int64_t i) { return fn(px[i]); });
       });
     });
   });
