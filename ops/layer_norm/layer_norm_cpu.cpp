@@ -2,7 +2,9 @@
 // eight lanes (common/lanes.h; two passes: the mean, then the squares about it, which keeps
 // the spread of rows far from 0). The backward computes dx row by row and the weight and bias
 // gradients as partial sums per chunk of kLayerNormRowsPerChunk rows, added in chunk order.
-// Outputs past the caches are streamed (common/streaming.h).
+// The backward's dx is streamed where it is large (common/streaming.h); the forward's y is not:
+// measured, it is faster stored (1.42 against 1.63 ms at B = 8, T = 1,024, D = 768), and the
+// next op reads it at once.
 //   N rows of D; see layer_norm_kernels.h
 #include <cmath>
 #include <vector>
@@ -19,7 +21,7 @@ namespace {
 
 template <typename T>
 void layer_norm_normalize_row(const T* x, const T* w, const T* b, T* y, std::int64_t d, double eps,
-                              bool stream, T* mean_out, T* rstd_out) {
+                              T* mean_out, T* rstd_out) {
   const double mean = sum_lanes(d, [&](std::int64_t j) { return x[j]; }) / static_cast<double>(d);
   const double squares = sum_lanes(d, [&](std::int64_t j) {
     const double c = x[j] - mean;
@@ -27,7 +29,7 @@ void layer_norm_normalize_row(const T* x, const T* w, const T* b, T* y, std::int
   });
   const double rstd = 1 / std::sqrt(squares / static_cast<double>(d) + eps);
   const auto m = static_cast<T>(mean), r = static_cast<T>(rstd);
-  write_elements(y, 0, d, stream, [&](std::int64_t j) { return (x[j] - m) * r * w[j] + b[j]; });
+  for (std::int64_t j = 0; j < d; ++j) y[j] = (x[j] - m) * r * w[j] + b[j];
   if (mean_out != nullptr) *mean_out = m, *rstd_out = r;
 }
 
@@ -84,12 +86,11 @@ void layer_norm_cpu(const KernelContext& ctx) {
     T* pm = mean.defined() ? mean.data<T>() : nullptr;
     T* pr = rstd.defined() ? rstd.data<T>() : nullptr;
     const int parts = threads_for(x.numel());
-    const bool stream = streams(x.numel(), sizeof(T));
     parallel_for(parts, [&](int part) {
       const Range r = part_range(rows.n, parts, part);
       run_vectorized([&] {
         for (std::int64_t i = r.begin; i < r.end; ++i) {
-          layer_norm_normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps, stream,
+          layer_norm_normalize_row(px + i * rows.d, pw, pb, py + i * rows.d, rows.d, eps,
                                    pm == nullptr ? nullptr : pm + i,
                                    pr == nullptr ? nullptr : pr + i);
         }
