@@ -3,6 +3,8 @@
 // has. Op libraries need only a CPU kernel; those are checked by their own harness.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "minigraph/minigraph.h"
@@ -51,6 +53,35 @@ TEST(Registry, DtypeErrorCasesFollowFromAnOpsInputs) {
   EXPECT_EQ(mixed.inputs.at(0).dtype, std::nullopt);  // f32 in the harness's error cases
   EXPECT_EQ(mixed.inputs.at(1).dtype, DType::f64);
   EXPECT_EQ(names("exp").size(), 1u);  // one float input, nothing of its own
+}
+
+// Every case's name, derived error cases included (a variadic op's tensors[1] gives
+// "dtype_integer_tensors_1"), is made of a test name's characters: the harness names its tests
+// after them.
+TEST(Registry, EveryCaseIsNamedAsATest) {
+  register_builtin_ops();
+  auto test_name = [](const std::string& name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+  };
+  int named = 0;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    for (const OpCase& c : op->cases ? op->cases() : std::vector<OpCase>{}) {
+      EXPECT_TRUE(test_name(c.name)) << op->name << " case '" << c.name << "'";
+      ++named;
+    }
+    for (const ErrorCase& c : all_error_cases(*op)) {
+      EXPECT_TRUE(test_name(c.name)) << op->name << " error case '" << c.name << "'";
+      ++named;
+    }
+  }
+  EXPECT_GT(named, 300);
+  std::vector<std::string> cat_cases;
+  for (const ErrorCase& c : all_error_cases(OpRegistry::instance().get("cat"))) {
+    cat_cases.push_back(c.name);
+  }
+  EXPECT_EQ(cat_cases.at(0), "dtype_integer_tensors_0");
 }
 
 }  // namespace

@@ -167,6 +167,11 @@ std::vector<ErrorCase> cat_error_cases() {
        A{0},
        "argument 'tensors[2]': expected size 3 along axis 1 (as tensors[0]; only axis 0 may "
        "differ), got shape [2, 4]"},
+      {"first_axis_differs",
+       {I::real({2, 3}), I::real({3, 3})},
+       A{1},
+       "argument 'tensors[1]': expected size 2 along axis 0 (as tensors[0]; only axis 1 may "
+       "differ), got shape [3, 3]"},
       {"dim_past_rank",
        {I::real({2, 3}), I::real({2, 3})},
        A{2},

@@ -125,6 +125,11 @@ std::vector<OpCase> softmax_forward_cases() {
   cases.push_back({"large_logits",
                    {I::real({2, 4}).with_values({1e4, 1e4 - 1, -1e4, 9999.5, -2e4, 2e4, 0, 5})},
                    A{-1}});
+  // Strided rows longer than a vector, of opposite magnitudes: a row read at the wrong stride
+  // takes the other's max, and its exps underflow to a sum of 0.
+  std::vector<double> columns;
+  for (int i = 0; i < 17; ++i) columns.insert(columns.end(), {1e4 + i, -1e4 - i});
+  cases.push_back({"large_logits_first_axis", {I::real({17, 2}).with_values(columns)}, A{0}});
   OpCase masked{"masked",
                 {I::real({3, 4}).with_values({0.5, -inf, 1, -inf,      //
                                               -inf, -inf, -inf, -inf,  //
