@@ -5,7 +5,8 @@
 // log, the activations, powers and tensor-scalar arithmetic; reduction: sum, mean; update:
 // moving_average, adamw_update, momentum_update, sgd_update; softmax: softmax, log_softmax and
 // their backward rows; triangle: tril, triu; max: max, min, argmax, argmin, max_backward;
-// the comparisons eq ... ge are binary rows; cat is variadic, stack built on it). MG_VIEW: a folder
+// the comparisons eq ... ge are binary rows; attention: scaled_dot_product_attention, its
+// masked form and their backward ops, one pair of kernels; cat is variadic, stack built on it). MG_VIEW: a folder
 // that registers nothing: a view defined on the ops floor (expand, whose backward sums;
 // position_embedding, a narrow behind the position rule's checks; views are not in the
 // registry), or a factory (arange). Its folder joins like an op's.
@@ -24,6 +25,7 @@ MG_OP(token_position_embedding)
 MG_FAMILY(update)
 MG_FAMILY(softmax)
 MG_OP(layer_norm)
+MG_OP(attention)
 MG_OP(where)
 MG_FAMILY(triangle)
 MG_FAMILY(max)
