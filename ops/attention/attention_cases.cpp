@@ -206,6 +206,7 @@ std::vector<OpCase> attention_cases() {
       {"head_size_one", qkv({2, 2, 9, 1}), causal({2, 2, 9, 1})},
       {"one_position", qkv({2, 2, 1, 4}), causal({2, 2, 1, 4})},
       {"no_positions", qkv({1, 2, 0, 4}), causal({1, 2, 0, 4})},
+      {"no_batch", qkv({0, 2, 3, 4}), causal({0, 2, 3, 4})},
       {"given_scale", qkv({1, 2, 5, 4}), A{true, 0.3, 8}},
       {"gpt2_head_size", qkv(wide), causal(wide), 64},
       large_scores,

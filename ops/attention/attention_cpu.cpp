@@ -149,6 +149,7 @@ void attention_forward_head(const KernelContext& ctx, std::int64_t b, std::int64
 template <typename Scratch, typename Head>
 void for_each_head(const AttentionSizes& n, Scratch make_scratch, Head&& head) {
   const std::int64_t heads = n.batch * n.heads;
+  if (heads == 0) return;  // part_range needs at least one part
   const int parts = static_cast<int>(std::min<std::int64_t>(
       threads_for(heads * n.length * std::max<std::int64_t>(n.length, n.head_dim)), heads));
   parallel_for(parts, [&](int part) {
