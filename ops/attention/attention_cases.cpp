@@ -153,8 +153,8 @@ double default_scale(const Shape& s) { return 1 / std::sqrt(static_cast<double>(
 A causal(const Shape& s) { return A{true, default_scale(s), 0}; }
 A full(const Shape& s) { return A{false, default_scale(s), 0}; }
 
-// Deterministic values for an input of shape s, times `size` (sin keeps them spread).
-std::vector<double> spread(const Shape& s, double size) {
+// Deterministic values for an input of shape s, times `size` (sin keeps them spread out).
+std::vector<double> sine_values(const Shape& s, double size) {
   std::vector<double> v(static_cast<std::size_t>(shape_numel(s)));
   for (std::size_t i = 0; i < v.size(); ++i)
     v[i] = size * std::sin(0.7 * static_cast<double>(i) + 1);
@@ -185,11 +185,11 @@ std::vector<InputSpec> with_mask(const Shape& s, InputSpec mask) {
 std::vector<OpCase> attention_cases() {
   const Shape small{2, 3, 7, 5}, tiles{1, 2, 150, 3}, wide{1, 2, 40, 64};
   auto large = qkv({1, 2, 9, 4});
-  large[0].with_values(spread({1, 2, 9, 4}, 40));  // scores up to ~1e4: one-hot rows
+  large[0].with_values(sine_values({1, 2, 9, 4}, 40));  // scores up to ~1e4: one-hot rows
   OpCase large_scores{"large_scores", large, causal({1, 2, 9, 4})};
   large_scores.edge_values = true;
   auto nan_in = qkv({1, 1, 6, 3});
-  std::vector<double> qv = spread({1, 1, 6, 3}, 1), kv = spread({1, 1, 6, 3}, 1);
+  std::vector<double> qv = sine_values({1, 1, 6, 3}, 1), kv = sine_values({1, 1, 6, 3}, 1);
   qv[7] = std::nan("");   // query row 2: its row is NaN
   kv[16] = std::nan("");  // key 5: NaN for the one query that sees it (causal)
   nan_in[0].with_values(qv);
@@ -217,7 +217,7 @@ std::vector<OpCase> attention_cases() {
 std::vector<OpCase> masked_attention_cases() {
   const Shape s{2, 2, 6, 4};
   auto additive = I::real({2, 2, 6, 6}).no_grad();
-  std::vector<double> hidden = spread({1, 6}, 1);
+  std::vector<double> hidden = sine_values({1, 6}, 1);
   hidden[2] = -kInf;  // key 2 hidden from every query
   auto neg_inf = I::real({1, 6}).with_values(hidden).no_grad();
   std::vector<double> none(36, -kInf);
@@ -241,7 +241,7 @@ namespace {
 // (log T and a little more: rows of P that sum to about one, as they do in training).
 std::vector<InputSpec> backward_inputs(const Shape& s) {
   const Shape rows{s[0], s[1], s[2]};
-  std::vector<double> lse = spread(rows, 0.5);
+  std::vector<double> lse = sine_values(rows, 0.5);
   for (double& x : lse) x += std::log(static_cast<double>(std::max<std::int64_t>(s[2], 1))) + 1;
   return {I::real(s), I::real(s), I::real(s),
           I::real(s), I::real(s), I::real(rows).with_values(std::move(lse))};
