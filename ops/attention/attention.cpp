@@ -157,14 +157,18 @@ OutputSpec attention_backward_infer(const OpDef& self, std::span<const Tensor> i
   return {{3 * in[1].numel()}, in[1].dtype()};
 }
 
-// Input i of the forward (q, k, v: unit-stride rows; the mask: any layout).
-bool attention_layout(std::size_t input, const Tensor& t) {
-  return input == 3 || (t.dim() == 4 && (t.stride(3) == 1 || t.size(3) == 1));
+// q, k, v and grad_out are read a head at a time, in any layout whose rows are unit-stride
+// (the heads of one [B, T, 3D] projection); a mask in any layout.
+bool unit_stride_rows(const Tensor& t) {
+  return t.dim() == 4 && (t.stride(3) == 1 || t.size(3) == 1);
 }
-// The backward's grad_out, q, k, v as the forward's; out and logsumexp contiguous.
+bool attention_layout(std::size_t input, const Tensor& t) {
+  return input == 3 || unit_stride_rows(t);
+}
+// The backward's out and logsumexp contiguous.
 bool attention_backward_layout(std::size_t input, const Tensor& t) {
   if (input == 4 || input == 5) return t.is_contiguous();
-  return input == 6 || (t.dim() == 4 && (t.stride(3) == 1 || t.size(3) == 1));
+  return input == 6 || unit_stride_rows(t);
 }
 
 std::string describe_attention(const std::any& attrs) {

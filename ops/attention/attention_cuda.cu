@@ -101,6 +101,14 @@ __device__ void load_row(T (&r)[kPerLane], const T* src, std::int64_t d, int lan
     r[e] = c < d ? src[c] : T(0);
   }
 }
+// The lane's elements of a row of hd, times `factor`, into dst.
+template <typename T>
+__device__ void store_row(T* dst, const T (&r)[kPerLane], std::int64_t d, int lane, T factor) {
+  for (int e = 0; e < kPerLane; ++e) {
+    const std::int64_t c = lane + 32 * e;
+    if (c < d) dst[c] = r[e] * factor;
+  }
+}
 template <typename T>
 __device__ T dot_row(const T (&r)[kPerLane], const T* other, std::int64_t d, int lane) {
   T part = 0;
@@ -168,11 +176,7 @@ __global__ void forward_kernel(ForwardArgs<T> a) {
   }
   if (!active) return;
   const T inv = running_sum == T(0) ? T(0) : T(1) / running_sum;
-  T* dst = a.out + (bh * n.t + row) * n.d;
-  for (int e = 0; e < kPerLane; ++e) {
-    const std::int64_t c = lane + 32 * e;
-    if (c < n.d) dst[c] = o[e] * inv;
-  }
+  store_row(a.out + (bh * n.t + row) * n.d, o, n.d, lane, inv);
   if (lane == 0 && a.lse != nullptr) {
     a.lse[bh * n.t + row] = running_sum == T(0) ? kNegInf : running_max + device_log(running_sum);
   }
@@ -235,11 +239,7 @@ __global__ void dq_kernel(BackwardArgs<T> a) {
     }
   }
   if (!active) return;
-  T* dst = a.dq + (bh * n.t + row) * n.d;
-  for (int e = 0; e < kPerLane; ++e) {
-    const std::int64_t c = lane + 32 * e;
-    if (c < n.d) dst[c] = dq[e];
-  }
+  store_row(a.dq + (bh * n.t + row) * n.d, dq, n.d, lane, T(1));
 }
 
 // A warp per key row: dv = sum_i P_ij g_i, dk = scale sum_i dS_ij q_i over tiles of queries.
@@ -283,12 +283,8 @@ __global__ void dkv_kernel(BackwardArgs<T> a) {
     }
   }
   if (!active) return;
-  T* dkr = a.dk + (bh * n.t + col) * n.d;
-  T* dvr = a.dv + (bh * n.t + col) * n.d;
-  for (int e = 0; e < kPerLane; ++e) {
-    const std::int64_t c = lane + 32 * e;
-    if (c < n.d) dkr[c] = dk[e], dvr[c] = dv[e];
-  }
+  store_row(a.dk + (bh * n.t + col) * n.d, dk, n.d, lane, T(1));
+  store_row(a.dv + (bh * n.t + col) * n.d, dv, n.d, lane, T(1));
 }
 
 // Sizes for query (or key) rows of one [B, H, T, hd] input; a tile of as many rows (at most

@@ -179,6 +179,7 @@ def worker(threads, batches, reps):
             ((F.embedding(ids, tok) + pos[:T]) @ w).sum().backward()
 
         train_records(batch, ids, reps, record)
+        attention_records(batch, reps, record)
         record("input_layer.fwd_bwd", batch, timed(input_layer, reps))
         record("head.fwd_bwd", batch, timed(head, reps))
         record("head.fwd_bwd_given_grad", batch, timed(head_given_grad, reps))
@@ -247,6 +248,38 @@ def train_records(batch, ids, reps, record):
     memory = record("head_loss.unfused.peak_memory", batch, t, "MiB")
     memory["achieved"] = growth
     optimizer.zero_grad(set_to_none=True)
+
+
+def attention_records(batch, reps, record):
+    """Causal attention at ANDREA's sizes, q, k, v the heads of one [B, T, 3D] projection: the
+    fused F.scaled_dot_product_attention and the same attention composed of separate ops, as
+    minigraph bench's attention.fused and attention.composed rows."""
+    import torch
+    import torch.nn.functional as F
+
+    heads, head_size = 12, D // 12
+    qkv = torch.randn(batch, T, 3 * D, requires_grad=True)
+    q, k, v = (t.permute(0, 2, 1, 3) for t in qkv.view(batch, T, 3, heads, head_size).unbind(2))
+    grad_out = torch.randn(batch, heads, T, head_size)
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+
+    def composed():
+        scores = (q @ k.transpose(-1, -2)) * head_size ** -0.5
+        return torch.softmax(scores.masked_fill(future, float("-inf")), -1) @ v
+
+    paths = {"fused": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+             "composed": composed}
+    for name, forward in paths.items():
+        def fwd_bwd():
+            qkv.grad = None
+            forward().backward(grad_out)
+
+        record(f"attention.{name}.forward", batch, timed(forward, reps))
+        growth = peak_growth_mib(fwd_bwd)
+        t = timed(fwd_bwd, reps)
+        record(f"attention.{name}.fwd_bwd", batch, t)
+        memory = record(f"attention.{name}.peak_memory", batch, t, "MiB")
+        memory["achieved"] = growth
 
 
 def machine_busy_s():

@@ -24,6 +24,8 @@ struct SuiteOptions {
 
 Limits measure_limits(const SuiteOptions& options);
 void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options);
+// Causal attention, fused and composed (attention_suite.cpp).
+void run_attention_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_overhead_suite(const SuiteOptions& options);

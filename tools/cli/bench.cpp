@@ -104,6 +104,7 @@ void run_suites(const BenchOptions& options, const bench::SuiteOptions& suite) {
     bench::run_autograd_suite(suite);
     for (int batch : options.batches) {
       bench::run_op_suite(batch, limits, suite);
+      bench::run_attention_suite(batch, limits, suite);
       bench::run_model_suite(batch, limits, suite);
       bench::run_train_suite(batch, limits, suite);
       cpu::empty_cache();
