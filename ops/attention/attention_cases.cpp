@@ -196,6 +196,18 @@ std::vector<OpCase> attention_cases() {
   nan_in[1].with_values(kv);
   OpCase nan_rows{"nan_scores", nan_in, causal({1, 1, 6, 3})};
   nan_rows.edge_values = true;
+  // Scores near +50 in the first tile of keys and -50 after it: a running max that followed
+  // the falling tile max would rescale by exp(100), past f32's range.
+  const Shape falling{1, 1, 200, 2};
+  std::vector<double> fq(400), fk(400);
+  for (std::size_t r = 0; r < 200; ++r) {
+    const double wobble = 0.3 * std::sin(static_cast<double>(r));
+    fq[2 * r] = 10, fq[2 * r + 1] = wobble;
+    fk[2 * r] = static_cast<std::int64_t>(r) < kAttentionKeyTile ? 7 : -7, fk[2 * r + 1] = wobble;
+  }
+  auto falling_in = qkv(falling);
+  falling_in[0].with_values(fq);
+  falling_in[1].with_values(fk);
   return std::vector<OpCase>{
       {"causal", qkv(small), causal(small)},
       {"full", qkv(small), full(small)},
@@ -211,6 +223,7 @@ std::vector<OpCase> attention_cases() {
       {"gpt2_head_size", qkv(wide), causal(wide), 64},
       large_scores,
       nan_rows,
+      {"falling_scores_tiles", falling_in, full(falling)},
   };
 }
 
@@ -274,12 +287,18 @@ std::vector<OpCase> masked_attention_backward_cases() {
   };
 }
 
+namespace {
+// The inputs with input `input` replaced by a real tensor of another shape.
+std::vector<InputSpec> with_input_shape(std::vector<InputSpec> in, std::size_t input, Shape other) {
+  in[input] = InputSpec::real(std::move(other));
+  return in;
+}
+}  // namespace
+
 std::vector<ErrorCase> attention_error_cases() {
   const Shape s{1, 2, 5, 4};
   auto differing = [&](std::size_t input, Shape other) {
-    auto in = qkv(s);
-    in[input] = I::real(std::move(other));
-    return in;
+    return with_input_shape(qkv(s), input, std::move(other));
   };
   return std::vector<ErrorCase>{
       {"heads_differ", differing(1, {1, 3, 5, 4}), full(s), "argument 'key': expected 2 heads"},
@@ -318,9 +337,7 @@ std::vector<ErrorCase> masked_attention_error_cases() {
 std::vector<ErrorCase> attention_backward_error_cases() {
   const Shape s{1, 2, 5, 4};
   auto changed = [&](std::size_t input, Shape other) {
-    auto in = backward_inputs(s);
-    in[input] = I::real(std::move(other));
-    return in;
+    return with_input_shape(backward_inputs(s), input, std::move(other));
   };
   return std::vector<ErrorCase>{
       {"grad_out_shape", changed(0, {1, 2, 5, 3}), full(s), "argument 'grad_out'"},
