@@ -182,32 +182,48 @@ std::vector<InputSpec> with_mask(const Shape& s, InputSpec mask) {
 
 }  // namespace
 
-std::vector<OpCase> attention_cases() {
-  const Shape small{2, 3, 7, 5}, tiles{1, 2, 150, 3}, wide{1, 2, 40, 64};
-  auto large = qkv({1, 2, 9, 4});
-  large[0].with_values(sine_values({1, 2, 9, 4}, 40));  // scores up to ~1e4: one-hot rows
-  OpCase large_scores{"large_scores", large, causal({1, 2, 9, 4})};
-  large_scores.edge_values = true;
-  auto nan_in = qkv({1, 1, 6, 3});
+namespace {
+
+OpCase large_scores_case() {
+  auto in = qkv({1, 2, 9, 4});
+  in[0].with_values(sine_values({1, 2, 9, 4}, 40));  // scores up to ~1e4: one-hot rows
+  OpCase c{"large_scores", in, causal({1, 2, 9, 4})};
+  c.edge_values = true;
+  return c;
+}
+
+OpCase nan_scores_case() {
+  auto in = qkv({1, 1, 6, 3});
   std::vector<double> qv = sine_values({1, 1, 6, 3}, 1), kv = sine_values({1, 1, 6, 3}, 1);
   qv[7] = std::nan("");   // query row 2: its row is NaN
   kv[16] = std::nan("");  // key 5: NaN for the one query that sees it (causal)
-  nan_in[0].with_values(qv);
-  nan_in[1].with_values(kv);
-  OpCase nan_rows{"nan_scores", nan_in, causal({1, 1, 6, 3})};
-  nan_rows.edge_values = true;
-  // Scores near +50 in the first tile of keys and -50 after it: a running max that followed
-  // the falling tile max would rescale by exp(100), past f32's range.
-  const Shape falling{1, 1, 200, 2};
-  std::vector<double> fq(400), fk(400);
+  in[0].with_values(qv);
+  in[1].with_values(kv);
+  OpCase c{"nan_scores", in, causal({1, 1, 6, 3})};
+  c.edge_values = true;
+  return c;
+}
+
+// Scores near +50 in the first tile of keys and -50 after it: a running max that followed
+// the falling tile max would rescale by exp(100), past f32's range.
+OpCase falling_scores_case() {
+  const Shape s{1, 1, 200, 2};
+  std::vector<double> q(400), k(400);
   for (std::size_t r = 0; r < 200; ++r) {
     const double wobble = 0.3 * std::sin(static_cast<double>(r));
-    fq[2 * r] = 10, fq[2 * r + 1] = wobble;
-    fk[2 * r] = static_cast<std::int64_t>(r) < kAttentionKeyTile ? 7 : -7, fk[2 * r + 1] = wobble;
+    q[2 * r] = 10, q[2 * r + 1] = wobble;
+    k[2 * r] = static_cast<std::int64_t>(r) < kAttentionKeyTile ? 7 : -7, k[2 * r + 1] = wobble;
   }
-  auto falling_in = qkv(falling);
-  falling_in[0].with_values(fq);
-  falling_in[1].with_values(fk);
+  auto in = qkv(s);
+  in[0].with_values(q);
+  in[1].with_values(k);
+  return {"falling_scores_tiles", in, full(s)};
+}
+
+}  // namespace
+
+std::vector<OpCase> attention_cases() {
+  const Shape small{2, 3, 7, 5}, tiles{1, 2, 150, 3}, wide{1, 2, 40, 64};
   return std::vector<OpCase>{
       {"causal", qkv(small), causal(small)},
       {"full", qkv(small), full(small)},
@@ -221,9 +237,9 @@ std::vector<OpCase> attention_cases() {
       {"no_batch", qkv({0, 2, 3, 4}), causal({0, 2, 3, 4})},
       {"given_scale", qkv({1, 2, 5, 4}), A{true, 0.3, 8}},
       {"gpt2_head_size", qkv(wide), causal(wide), 64},
-      large_scores,
-      nan_rows,
-      {"falling_scores_tiles", falling_in, full(falling)},
+      large_scores_case(),
+      nan_scores_case(),
+      falling_scores_case(),
   };
 }
 
