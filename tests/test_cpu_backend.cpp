@@ -179,7 +179,7 @@ bool cpu_has_avx512() {
 // The widest ISA this CPU has, as capability() names it.
 std::string widest_capability() {
   if (cpu_has_avx512()) return "avx512";
-  return __builtin_cpu_supports("avx2") ? "avx2" : "default";
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2" : "default";
 }
 
 // The loops compiled for each ISA the CPU has give the baseline's bits, for every case of
@@ -220,7 +220,8 @@ TEST_F(CapabilityTest, OnlyAnIsaTheCpuHasIsTaken) {
                                    "\"avx2\" or \"avx512\", got \"avx1024\"");
   EXPECT_EQ(cpu::capability(), "default");
   for (const std::string isa : {"avx2", "avx512"}) {
-    const bool has = isa == "avx2" ? __builtin_cpu_supports("avx2") != 0 : cpu_has_avx512();
+    const bool has = isa == "avx2" ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                                   : cpu_has_avx512();
     if (has) {
       cpu::set_capability(isa);
       EXPECT_EQ(cpu::capability(), isa);

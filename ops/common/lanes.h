@@ -22,12 +22,15 @@ double sum_lanes(std::int64_t n, Term&& term) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-// GCC's vector extension over T, 64 bytes (16 floats, 8 doubles): what max_lanes and the
+// GCC's vector extension over T, 32 bytes (8 floats, 4 doubles): what max_lanes and the
 // one-pass row loops compute in, as GCC vectorises no array of lanes holding a select or a
-// mix of float and double. Passed by reference: by value, its ABI differs between ISA builds.
+// mix of float and double. 32 bytes, not 64: GCC 12 lowers a 64-byte select in the AVX2 build
+// to scalar code through the stack (softmax forward 163 ms against 78 on Zen 3); the AVX-512
+// build runs a 32-byte vector as one ymm op. Passed by reference: by value, its ABI differs
+// between ISA builds.
 template <typename T>
 struct VectorOf {
-  typedef T type __attribute__((vector_size(64)));
+  typedef T type __attribute__((vector_size(32)));
 };
 template <typename T>
 using Vector = typename VectorOf<T>::type;
@@ -45,16 +48,14 @@ void store_vector(T* to, const Vector<T>& v) {
 // acc += v's lanes as doubles (a float vector's two halves in turn).
 inline void add_widened(Vector<double>& acc, const Vector<double>& v) { acc += v; }
 inline void add_widened(Vector<double>& acc, const Vector<float>& v) {
-  typedef float Half __attribute__((vector_size(32)));
-  const Half low = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-  const Half high = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  typedef float Half __attribute__((vector_size(16)));
+  const Half low = __builtin_shufflevector(v, v, 0, 1, 2, 3);
+  const Half high = __builtin_shufflevector(v, v, 4, 5, 6, 7);
   acc += __builtin_convertvector(low, Vector<double>);
   acc += __builtin_convertvector(high, Vector<double>);
 }
 // The sum of the lanes, pairwise.
-inline double sum_of_lanes(const Vector<double>& v) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
+inline double sum_of_lanes(const Vector<double>& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
 // max over x[0], x[stride], ... (n elements), starting from `init`; a NaN is skipped (as
 // x > max is false for it). Its lanes are one Vector, loaded whole at unit stride (GCC

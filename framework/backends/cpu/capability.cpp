@@ -20,7 +20,8 @@ VectorIsa widest_on_this_cpu() {
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
       return VectorIsa::avx512;
     }
-    return __builtin_cpu_supports("avx2") ? VectorIsa::avx2 : VectorIsa::baseline;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? VectorIsa::avx2
+                                                                           : VectorIsa::baseline;
   }();
   return widest;
 #else

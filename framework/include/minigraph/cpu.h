@@ -60,12 +60,13 @@ extern template void gemm_accumulate<double>(const double*, const double*, doubl
                                              std::int64_t, std::int64_t, bool, bool);
 
 // The widest vector instructions the CPU kernels of elementwise ops, softmax and layer_norm
-// use: "avx512" where the CPU has AVX-512 (F, BW, VL and DQ), else "avx2" where it has AVX2,
-// else "default" (the build's x86-64 baseline). Those loops are compiled once for each and
-// picked at run time. All give the same bits: the ops compile with -ffp-contract=off, so no
-// build fuses a multiply and an add (a fused multiply-add rounds once where the baseline
-// rounds twice). set_capability takes a narrower one, to measure it or to check that
-// sameness; one the CPU lacks is an mg::Error.
+// use: "avx512" where the CPU has AVX-512 (F, BW, VL and DQ), else "avx2" where it has AVX2
+// and FMA, else "default" (the build's x86-64 baseline). Those loops are compiled once for
+// each and picked at run time. All give the same bits: the ops compile with
+// -ffp-contract=off, so no build fuses a multiply and an add on its own, and the fused
+// multiply-adds written out (the exp of softmax and GELU) round once in every build (libm's
+// fma in the baseline's). set_capability takes a narrower one, to measure it or to check
+// that sameness; one the CPU lacks is an mg::Error.
 std::string capability();
 void set_capability(std::string_view capability);
 enum class VectorIsa { baseline, avx2, avx512 };
