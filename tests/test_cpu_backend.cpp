@@ -128,6 +128,15 @@ TEST(Threads, ACountWhoseStacksDoNotFitIsRefused) {
   EXPECT_EQ(num_threads() >= 1, true);
 }
 
+bool cpu_has_avx2_and_fma() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+bool cpu_has_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
 // A BLAS that picks kernels by CPU model falls back to generic SSE code on CPUs newer than
 // itself; minigraph picks OpenBLAS's kernels by the CPU's features. With AVX2 or AVX-512
 // present, no kernel family from before them may run, unless the user asked for it:
@@ -145,9 +154,8 @@ TEST(Gemm, RunsTheKernelsTheCpusFeaturesAllowOrThoseTheUserSet) {
     EXPECT_NE(library.find("set by the user"), std::string::npos) << library;
     return;
   }
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = cpu_has_avx512();
+  const bool avx2 = cpu_has_avx2_and_fma();
   if (!avx2) GTEST_SKIP() << "no AVX2 on this CPU: its BLAS chooses alone: " << library;
   const std::vector<std::string> avx512_families{"skylakex", "cooperlake", "sapphirerapids",
                                                  "skx",      "zen4",       "zen5"};
@@ -171,15 +179,10 @@ class CapabilityTest : public ::testing::Test {
   std::string saved_ = cpu::capability();
 };
 
-bool cpu_has_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-}
-
 // The widest ISA this CPU has, as capability() names it.
 std::string widest_capability() {
   if (cpu_has_avx512()) return "avx512";
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2" : "default";
+  return cpu_has_avx2_and_fma() ? "avx2" : "default";
 }
 
 // The loops compiled for each ISA the CPU has give the baseline's bits, for every case of
@@ -220,8 +223,7 @@ TEST_F(CapabilityTest, OnlyAnIsaTheCpuHasIsTaken) {
                                    "\"avx2\" or \"avx512\", got \"avx1024\"");
   EXPECT_EQ(cpu::capability(), "default");
   for (const std::string isa : {"avx2", "avx512"}) {
-    const bool has = isa == "avx2" ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                   : cpu_has_avx512();
+    const bool has = isa == "avx2" ? cpu_has_avx2_and_fma() : cpu_has_avx512();
     if (has) {
       cpu::set_capability(isa);
       EXPECT_EQ(cpu::capability(), isa);
