@@ -57,6 +57,43 @@ inline void add_widened(Vector<double>& acc, const Vector<float>& v) {
 // The sum of the lanes, pairwise.
 inline double sum_of_lanes(const Vector<double>& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
+// The sum over j in [0, n) of x[j] after f(x[j]), f mapping in place whole Vectors (by
+// reference, as the ABI of one by value differs between ISA builds) and single elements in
+// the tail: four Vectors of lanes (32 floats), each lane summed in T, the lanes then added in
+// double. Summing in T keeps the loop to one add a vector, where widening every element to
+// double costs two conversions; it suits terms of like size (a row's deviations from a value
+// of its own, their squares), each lane holding n / 32 of them.
+template <typename T, typename F>
+double sum_mapped(const T* x, std::int64_t n, F&& f) {
+  using V = Vector<T>;
+  constexpr int kWidth = kVectorLanes<T>;
+  V acc[4] = {};
+  std::int64_t j = 0;
+  for (; j + 4 * kWidth <= n; j += 4 * kWidth) {
+    for (int k = 0; k < 4; ++k) {
+      V v;
+      load_vector(v, x + j + k * kWidth);
+      f(v);
+      acc[k] += v;
+    }
+  }
+  for (; j + kWidth <= n; j += kWidth) {
+    V v;
+    load_vector(v, x + j);
+    f(v);
+    acc[0] += v;
+  }
+  Vector<double> wide = {};
+  for (const V& a : acc) add_widened(wide, a);
+  double sum = sum_of_lanes(wide);
+  for (; j < n; ++j) {
+    T t = x[j];
+    f(t);
+    sum += static_cast<double>(t);
+  }
+  return sum;
+}
+
 // max over x[0], x[stride], ... (n elements), starting from `init`; a NaN is skipped (as
 // x > max is false for it). Its lanes are one Vector, loaded whole at unit stride (GCC
 // vectorises no load it assembles element by element); max is exact, so any order gives its

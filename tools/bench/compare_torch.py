@@ -88,8 +88,9 @@ def timed(work, reps, warmup=1):
             "faults_per_rep": faults / reps}
 
 
-def worker(threads, batches, reps):
-    """Runs in a process pinned to `threads`; returns torch's records."""
+def worker(threads, batches, reps, name_filter=""):
+    """Runs in a process pinned to `threads`; returns torch's records: of the groups of work
+    where a record's name contains `name_filter` (as `minigraph bench --filter`)."""
     import torch
     import torch.nn.functional as F
 
@@ -99,6 +100,9 @@ def worker(threads, batches, reps):
     assert blas_threads in (None, threads), f"BLAS pool has {blas_threads} threads, not {threads}"
     assert mkl_threads(torch) in (None, threads), f"MKL has {mkl_threads(torch)} threads"
     records = []
+
+    def wanted(*names):
+        return any(name_filter in name for name in names)
 
     def record(name, batch, t, unit="", per_call=1):
         r = {"name": name, "backend": "torch", "threads": threads, "batch": batch,
@@ -125,6 +129,8 @@ def worker(threads, batches, reps):
 
     for name, work in (("overhead.recorded_op", recorded_ops),
                        ("overhead.one_op_fwd_bwd", one_op_graphs)):
+        if not wanted(name):
+            continue
         r = record(name, None, timed(work, reps), "us", CALLS_PER_REP)
         r["achieved"] = r["median_ms"] * 1e3
 
@@ -147,14 +153,17 @@ def worker(threads, batches, reps):
             "softmax": (lambda: torch.softmax(scores, -1), [scores]),
         }
         for op, (forward, inputs) in ops.items():
+            if not wanted(f"op.{op}.forward", f"op.{op}.backward"):
+                continue
             record(f"op.{op}.forward", batch, timed(forward, reps))
             out = forward()
             grad_out = torch.randn_like(out)
             record(f"op.{op}.backward", batch, timed(
                 lambda: torch.autograd.grad(out, inputs, grad_out, retain_graph=True), reps))
         grad_x = torch.randn(batch, T, D)
-        record("op.embedding_backward.forward", batch, timed(
-            lambda: torch.ops.aten.embedding_dense_backward(grad_x, ids, V, -1, False), reps))
+        if wanted("op.embedding_backward.forward"):
+            record("op.embedding_backward.forward", batch, timed(
+                lambda: torch.ops.aten.embedding_dense_backward(grad_x, ids, V, -1, False), reps))
 
         def zero_grads():
             for p in (tok, pos, w, x):
@@ -178,15 +187,19 @@ def worker(threads, batches, reps):
             zero_grads()
             ((F.embedding(ids, tok) + pos[:T]) @ w).sum().backward()
 
-        train_records(batch, ids, reps, record)
-        attention_records(batch, reps, record)
-        record("input_layer.fwd_bwd", batch, timed(input_layer, reps))
-        record("head.fwd_bwd", batch, timed(head, reps))
-        record("head.fwd_bwd_given_grad", batch, timed(head_given_grad, reps))
-        t = timed(step, reps, warmup=2)
-        record("step", batch, t)
-        faults = record("step.page_faults", batch, t, "faults/step")
-        faults["achieved"] = t["faults_per_rep"]
+        if wanted("train_step.peak_memory", "head_loss.unfused.peak_memory"):
+            train_records(batch, ids, reps, record)
+        if wanted("attention.fused.peak_memory", "attention.composed.peak_memory"):
+            attention_records(batch, reps, record)
+        for name, work in (("input_layer.fwd_bwd", input_layer), ("head.fwd_bwd", head),
+                           ("head.fwd_bwd_given_grad", head_given_grad)):
+            if wanted(name):
+                record(name, batch, timed(work, reps))
+        if wanted("step.page_faults"):
+            t = timed(step, reps, warmup=2)
+            record("step", batch, t)
+            faults = record("step.page_faults", batch, t, "faults/step")
+            faults["achieved"] = t["faults_per_rep"]
     return records
 
 
@@ -295,14 +308,15 @@ def children_cpu_s():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_workers(thread_counts, batches, reps):
+def run_workers(thread_counts, batches, reps, name_filter):
     records = []
     for threads in thread_counts:
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                    MKL_NUM_THREADS=str(threads))
         out = subprocess.run(
             [sys.executable, __file__, "--worker", "--threads", str(threads),
-             "--batch", ",".join(map(str, batches)), "--reps", str(reps)],
+             "--batch", ",".join(map(str, batches)), "--reps", str(reps),
+             "--filter", name_filter],
             env=env, check=True, capture_output=True, text=True).stdout
         records += json.loads(out)
     return records
@@ -361,13 +375,16 @@ def main():
                         "--minigraph, else 1 and all cores)")
     parser.add_argument("--batch", help="batch sizes (default: those of --minigraph, else 1,8)")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--filter", default="",
+                        help="only the work whose names contain this, as minigraph bench's")
     parser.add_argument("--json", help="write torch's records and the comparison here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     parse = lambda text: [int(v) for v in text.split(",")]
     if args.worker:
-        json.dump(worker(parse(args.threads)[0], parse(args.batch), args.reps), sys.stdout)
+        json.dump(worker(parse(args.threads)[0], parse(args.batch), args.reps, args.filter),
+                  sys.stdout)
         return
 
     minigraph, meta = [], {}
@@ -383,7 +400,7 @@ def main():
     print(f"PyTorch {torch.__version__}, BLAS {torch_blas(torch)}, on "
           f"{meta.get('machine', 'this machine')}\nminigraph GEMM: {meta.get('gemm_library', '-')}\n")
     busy, ours, start = machine_busy_s(), children_cpu_s(), time.monotonic()
-    torch_records = run_workers(threads, batches, args.reps)
+    torch_records = run_workers(threads, batches, args.reps, args.filter)
     # Other processes' CPU use while the workers ran, in cores on average (as minigraph bench
     # reports it): figures taken beside a build read low.
     other_load = max(0.0, ((machine_busy_s() - busy) - (children_cpu_s() - ours))
