@@ -139,14 +139,16 @@ std::vector<OpCase> softmax_forward_cases() {
   cases.push_back(masked);
   // Rows of 130, past a block of the CPU's pipelined rows (a row's max found during the exps
   // of the one before): fully masked rows before, between and after others, a NaN inside a
-  // block, and a row whose max sits in the tail past the blocks.
-  std::vector<double> wide(6 * 130);
+  // block, and rows whose max (1e4: the others' exps overflow from any lower one) sits in the
+  // tail past the blocks, or in a block.
+  std::vector<double> wide(7 * 130);
   for (std::size_t i = 0; i < wide.size(); ++i) {
     const auto row = i / 130, j = i % 130;
     wide[i] = row == 1 || row == 2 ? -inf : static_cast<double>((j * 7 + row) % 11) - 5;
   }
   wide[3 * 130 + 5] = -inf, wide[4 * 130 + 100] = std::nan(""), wide[5 * 130 + 129] = 1e4;
-  OpCase masked_wide{"masked_wide_rows", {I::real({6, 130}).with_values(wide)}, A{-1}};
+  wide[6 * 130 + 50] = 1e4;
+  OpCase masked_wide{"masked_wide_rows", {I::real({7, 130}).with_values(wide)}, A{-1}};
   masked_wide.edge_values = true;
   cases.push_back(masked_wide);
   OpCase nonfinite{"nan_and_inf_rows",
