@@ -1,8 +1,10 @@
 // The softmax rows on the CPU: rows split across threads, each row walked in a few passes
-// (max; exps and their sum; scale), the sums in double, in eight lanes (common/lanes.h): a row's
-// gradient is a difference (g - sum(g * y)) that an f32 sum of 1,000 terms would leave a digit
-// short. Contiguous rows (dim the last axis) take a loop with a unit stride the compiler
-// vectorises; others walk their stride.
+// (max; exps and their sum; scale). The backward's sum is in double, in eight lanes
+// (common/lanes.h): a row's gradient is a difference (g - sum(g * y)) that an f32 sum of 1,000
+// terms would leave a digit short; the forward's exps, all in [0, 1], are summed in 32 lanes
+// of T added in double (sum_mapped). Contiguous rows (dim the last axis) take loops with a
+// unit stride that vectorise, each row's max found during the exps of the row before; others
+// walk their stride.
 //   R rows of N; x or (grad_out, result) [R rows of N] -> out [R rows of N]
 #include <cmath>
 #include <limits>
@@ -37,10 +39,6 @@ void write_row(RowRef<T, Unit> dst, std::int64_t n, bool stream, Value&& value) 
   }
 }
 
-// max; then exp(x - max) into `exps` (a row of n, in L1) and their sum; then y, scaled
-// (softmax) or shifted (log_softmax). A row of -inf only (max -inf, where x - max would be
-// NaN) is zeros, or -inf for Log. The exps are stored and summed after: two loops that
-// vectorise, where one would not.
 // y from the row's exps (in `exps`) and max.
 template <bool Log, typename T, bool Unit>
 void softmax_row_from_exps(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n, T max,
@@ -55,6 +53,10 @@ void softmax_row_from_exps(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int6
   }
 }
 
+// max; then exp(x - max) into `exps` (a row of n, in L1) and their sum; then y, scaled
+// (softmax) or shifted (log_softmax). A row of -inf only (max -inf, where x - max would be
+// NaN) is zeros, or -inf for Log. The exps are stored and summed after: two loops that
+// vectorise, where one would not.
 template <bool Log, typename T, bool Unit>
 void softmax_forward_row(RowRef<const T, Unit> x, RowRef<T, Unit> y, std::int64_t n, T* exps,
                          bool stream) {
