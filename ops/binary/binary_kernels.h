@@ -71,20 +71,19 @@ struct GeluBackwardFn {
     return g * (cdf + x * pdf);
   }
 };
-// The tanh form's: with u = beta (x + kappa x^3), d/dx = (1 + tanh u) / 2
-// + x / 2 (1 - tanh^2 u) beta (1 + 3 kappa x^2).
+// The tanh form's: with u = beta (x + kappa x^3) and s = (1 + tanh u) / 2 = 1 / (1 + e^-2u),
+// d/dx = s + x s (1 - s) beta (2 + 6 kappa x^2). Where s is near 1 (e^-2u < 1), 1 - s is taken
+// as e^-2u s, which keeps the digits the subtraction would cancel.
 struct GeluTanhBackwardFn {
   template <typename T>
   MG_HOST_DEVICE T operator()(T g, T x) const {
     const T x_sq = x * x;
-    const T inner = T(kGeluTanhBeta) * (x + T(kGeluTanhKappa) * x_sq * x);
-    const T tanh_inner = T(2) / (T(1) + exp_vectorizable(T(-2) * inner)) - T(1);  // as gelu's
-    const T left = T(0.5) * x;
-    const T right = T(1) + tanh_inner;
-    const T left_derivative = T(0.5) * right;
-    const T right_derivative = T(1) - tanh_inner * tanh_inner;
-    const T inner_derivative = T(kGeluTanhBeta) * (T(1) + T(3 * kGeluTanhKappa) * x_sq);
-    return g * (left_derivative + left * right_derivative * inner_derivative);
+    const T e = exp_vectorizable(gelu_tanh_minus_twice_inner(x, x_sq));
+    const T s = T(1) / (T(1) + e);
+    const T inner_derivative =
+        fused_multiply_add(x_sq, T(6 * kGeluTanhBeta * kGeluTanhKappa), T(2 * kGeluTanhBeta));
+    const T one_minus_s = e < T(1) ? e * s : T(1) - s;
+    return g * (s * fused_multiply_add(x * one_minus_s, inner_derivative, T(1)));
   }
 };
 
@@ -133,13 +132,14 @@ using BinaryResult = decltype(Fn{}(T{}, T{}));
 template <typename Fn>
 inline constexpr bool kIsComparison = std::is_same_v<BinaryResult<Fn, double>, bool>;
 
-#define MG_BINARY_FUNCTORS(X)                                                                      \
-  X(AddFn)                                                                                         \
-  X(SubFn)                                                                                         \
-  X(MulFn)                                                                                         \
-  X(DivFn)                                                                                         \
-  X(ReluBackwardFn) X(TanhBackwardFn) X(SigmoidBackwardFn) X(GeluBackwardFn) X(GeluTanhBackwardFn) \
-      X(EqFn) X(NeFn) X(LtFn) X(LeFn) X(GtFn) X(GeFn)
+#define MG_BINARY_FUNCTORS(X)                                                                    \
+  X(AddFn)                                                                                       \
+  X(SubFn)                                                                                       \
+  X(MulFn)                                                                                       \
+  X(DivFn)                                                                                       \
+  X(ReluBackwardFn)                                                                              \
+  X(TanhBackwardFn) X(SigmoidBackwardFn) X(GeluBackwardFn) X(GeluTanhBackwardFn) X(EqFn) X(NeFn) \
+      X(LtFn) X(LeFn) X(GtFn) X(GeFn)
 
 // fn with its operands exchanged: the fast paths pass the full-size operand first, so when
 // that operand is b they run Flipped{fn}, keeping a - b and a / b in the user's order.

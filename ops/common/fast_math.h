@@ -36,6 +36,13 @@ MG_HOST_DEVICE inline float fused_multiply_add(float a, float b, float c) {
   return __builtin_fmaf(a, b, c);
 #endif
 }
+MG_HOST_DEVICE inline double fused_multiply_add(double a, double b, double c) {
+#ifdef __CUDA_ARCH__
+  return __fma_rn(a, b, c);
+#else
+  return __builtin_fma(a, b, c);
+#endif
+}
 
 // e^x for float within 1.5 ulp (Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, e^r by a
 // degree-7 polynomial in fused multiply-adds, 2^n from the exponent bits). Branch-free:
