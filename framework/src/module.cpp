@@ -2,10 +2,14 @@
 // parameters, loaded into the parameters after every entry has been checked).
 #include "minigraph/module.h"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <set>
+#include <typeinfo>
 #include <unordered_map>
 
 #include "minigraph/autograd.h"
@@ -13,16 +17,46 @@
 
 namespace mg {
 
+namespace {
+
+// A member lies within its module: an address further away is not one (a local, or another
+// object's), which a move would leave behind. Modules are far smaller than this.
+constexpr std::ptrdiff_t kMemberReach = std::ptrdiff_t{1} << 24;
+
+}  // namespace
+
+std::ptrdiff_t Module::offset_of(const void* member, const std::string& what,
+                                 const std::string& name) const {
+  const std::ptrdiff_t offset = static_cast<std::ptrdiff_t>(
+      reinterpret_cast<std::uintptr_t>(member) - reinterpret_cast<std::uintptr_t>(this));
+  MG_CHECK(offset > -kMemberReach && offset < kMemberReach, what, name, "a member of the module",
+           "an object {} bytes away from it", offset);
+  auto taken = [&](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.name == name; });
+  };
+  MG_CHECK(!name.empty() && name.find('.') == std::string::npos, what, "name", "a name without '.'",
+           "'{}'", name);
+  MG_CHECK(!taken(params_) && !taken(buffers_) && !taken(children_), what, name,
+           "a name not yet registered in this module", "'{}' registered already", name);
+  return offset;
+}
+
+Tensor* Module::tensor_at(const Member& member) const {
+  return reinterpret_cast<Tensor*>(reinterpret_cast<std::uintptr_t>(this) + member.offset);
+}
+
+Module* Module::child_at(const Child& child) const {
+  if (child.owned != nullptr) return child.owned.get();
+  return reinterpret_cast<Module*>(reinterpret_cast<std::uintptr_t>(this) + child.offset);
+}
+
 void Module::register_parameter(std::string name, Tensor& slot) {
   MG_CHECK(slot.defined() && is_floating(slot.dtype()), "register_parameter", name,
            "a defined floating-point tensor", "{}",
            slot.defined() ? std::string(dtype_name(slot.dtype())) : "an undefined tensor");
+  const std::ptrdiff_t offset = offset_of(&slot, "register_parameter", name);
   slot.set_requires_grad(true);
-  params_.emplace_back(std::move(name), &slot);
-}
-
-void Module::register_module(std::string name, Module& child) {
-  children_.emplace_back(std::move(name), &child);
+  params_.push_back({std::move(name), offset});
 }
 
 void Module::register_buffer(std::string name, Tensor& slot) {
@@ -30,15 +64,59 @@ void Module::register_buffer(std::string name, Tensor& slot) {
            "a defined tensor that requires no grad", "{}",
            slot.defined() ? "one that requires grad (register it as a parameter)"
                           : "an undefined tensor");
-  buffers_.emplace_back(std::move(name), &slot);
+  const std::ptrdiff_t offset = offset_of(&slot, "register_buffer", name);
+  buffers_.push_back({std::move(name), offset});
+}
+
+void Module::register_module(std::string name, Module& child) {
+  MG_CHECK(&child != this, "register_module", name, "another module", "the module itself");
+  const std::ptrdiff_t offset = offset_of(&child, "register_module", name);
+  children_.push_back({std::move(name), offset, nullptr});
+}
+
+Module& Module::register_module(std::string name, std::unique_ptr<Module> child) {
+  MG_CHECK(child != nullptr, "register_module", name, "a module", "a null pointer");
+  offset_of(this, "register_module", name);  // the name's checks
+  Module& out = *child;
+  children_.push_back({std::move(name), 0, std::move(child)});
+  return out;
 }
 
 void Module::collect(const std::string& prefix, Slots& params, Slots* buffers) const {
-  for (auto& [name, slot] : params_) params.emplace_back(prefix + name, slot);
+  for (const Member& m : params_) params.emplace_back(prefix + m.name, tensor_at(m));
   if (buffers != nullptr) {
-    for (auto& [name, slot] : buffers_) buffers->emplace_back(prefix + name, slot);
+    for (const Member& m : buffers_) buffers->emplace_back(prefix + m.name, tensor_at(m));
   }
-  for (auto& [name, child] : children_) child->collect(prefix + name + ".", params, buffers);
+  for (const Child& c : children_) child_at(c)->collect(prefix + c.name + ".", params, buffers);
+}
+
+void Module::collect_modules(const std::string& prefix,
+                             std::vector<std::pair<std::string, const Module*>>& out) const {
+  out.emplace_back(prefix, this);
+  for (const Child& c : children_) {
+    child_at(c)->collect_modules(prefix.empty() ? c.name : prefix + "." + c.name, out);
+  }
+}
+
+std::vector<std::pair<std::string, const Module*>> Module::named_modules() const {
+  std::vector<std::pair<std::string, const Module*>> out;
+  collect_modules("", out);
+  return out;
+}
+
+std::string Module::type_name() const {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(typeid(*this).name(), nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 ? demangled.get() : typeid(*this).name();
+  const std::size_t template_start = name.find('<');
+  const std::size_t last_colon = name.rfind("::", template_start);
+  return last_colon == std::string::npos ? name : name.substr(last_colon + 2);
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (const Child& c : children_) child_at(c)->train(on);
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {

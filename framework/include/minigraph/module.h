@@ -1,5 +1,8 @@
-// Modules own named parameters and child modules, as torch.nn.Module does. Parameters are
-// registered by address, so a module is neither copied nor moved once built.
+// Modules own named parameters and child modules, as torch.nn.Module does. A parameter, buffer
+// or child module is registered as a member of the module, by its place in the object, so a
+// module can be moved (the moved-to object has the same layout) but not copied (two modules
+// would share their parameters' data); a child the module owns on the heap (ModuleList's) is
+// registered by its unique_ptr.
 //
 // Weights in and out: state_dict() names the parameters themselves; load_state_dict() writes
 // into them (handles held elsewhere, e.g. by an optimizer, stay valid), checking every entry
@@ -8,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +34,8 @@ class Module {
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
+  Module(Module&&) noexcept = default;
+  Module& operator=(Module&&) noexcept = default;
 
   // Dotted names from this module down: "tok_emb.weight".
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
@@ -43,6 +49,17 @@ class Module {
   // (a sinusoidal position table). They are not parameters and not in state_dict(): they are
   // made from the configuration, as PyTorch's non-persistent buffers.
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  // This module ("") and every module below it, depth first in registration order, with
+  // dotted names ("blocks.0.attn"), as torch.nn.Module.named_modules().
+  std::vector<std::pair<std::string, const Module*>> named_modules() const;
+  // The module's type without its namespace ("Linear", "Block"), for tables such as summary's.
+  std::string type_name() const;
+
+  // Training mode (the default) or evaluation mode, set for this module and every module
+  // below it, as torch.nn.Module.train() / eval(); dropout reads it.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
 
   // Dotted names -> the parameter tensors themselves (handles sharing their data and autograd
   // state, not copies), in named_parameters() order: writing into one writes the parameter.
@@ -65,18 +82,37 @@ class Module {
   LoadReport load(const std::string& path, bool strict = true);
 
  protected:
-  // `slot` must outlive the module (a member); it is made a leaf that requires grad.
+  // Each registers a member of this module (a data member of the class deriving from Module,
+  // or of one of its members) under `name`: not empty, no '.', not taken in this module. A
+  // parameter is made a leaf that requires grad; a buffer takes no gradient.
   void register_parameter(std::string name, Tensor& slot);
-  void register_module(std::string name, Module& child);
-  // `slot` must outlive the module; it takes no gradient (requires_grad stays false).
   void register_buffer(std::string name, Tensor& slot);
+  void register_module(std::string name, Module& child);
+  // A child this module owns (ModuleList's elements): kept on the heap, so it never moves.
+  Module& register_module(std::string name, std::unique_ptr<Module> child);
 
  private:
+  // A member's place: its offset from this Module, which a move of the whole object keeps.
+  struct Member {
+    std::string name;
+    std::ptrdiff_t offset;
+  };
+  struct Child {
+    std::string name;
+    std::ptrdiff_t offset;          // a member child's place; unused when owned
+    std::unique_ptr<Module> owned;  // null for a member child
+  };
   using Slots = std::vector<std::pair<std::string, Tensor*>>;
+  std::ptrdiff_t offset_of(const void* member, const std::string& what,
+                           const std::string& name) const;
+  Tensor* tensor_at(const Member& member) const;
+  Module* child_at(const Child& child) const;
   void collect(const std::string& prefix, Slots& params, Slots* buffers) const;
-  Slots buffers_;
-  std::vector<std::pair<std::string, Tensor*>> params_;
-  std::vector<std::pair<std::string, Module*>> children_;
+  void collect_modules(const std::string& prefix,
+                       std::vector<std::pair<std::string, const Module*>>& out) const;
+  std::vector<Member> params_, buffers_;
+  std::vector<Child> children_;
+  bool training_ = true;
 };
 
 }  // namespace mg
