@@ -8,8 +8,8 @@
 #   minigraph/*.h                  framework/include/minigraph/: the core
 #   minigraph/ops.h, version.h     generated at configure time
 #   minigraph/ops/<op>/<op>.h      each built-in op's public header (ops/CMakeLists.txt)
-#   minigraph/models/...           layers/init.h, layers/embedding.h, andrea/config.h,
-#                                  andrea/model.h
+#   minigraph/models/...           layers/init.h, layers/embedding.h, layers/linear.h,
+#                                  layers/transformer.h, andrea/config.h, andrea/model.h
 #   minigraph/optim/...            optimizer.h, sgd.h, adamw.h, clip.h, schedule.h
 #   minigraph/distributed/...      communicator.h, mpi_communicator.h, nccl_communicator.h,
 #                                  gradient_reducer.h
