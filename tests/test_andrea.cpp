@@ -21,7 +21,7 @@ AndreaConfig tiny(DType dtype = DType::f32) {
 }
 
 TEST(Andrea, PresetParameterCountsMatchTheSeed) {
-  AndreaConfig c = AndreaConfig::andrea_120m();
+  AndreaConfig c = AndreaConfig::lesson();
   EXPECT_EQ(c.token_embedding_parameters(), 6'488'832);
   EXPECT_EQ(c.position_embedding_parameters(), 786'432);
   EXPECT_EQ(c.embedding_parameters(), 7'275'264);
@@ -29,11 +29,23 @@ TEST(Andrea, PresetParameterCountsMatchTheSeed) {
 }
 
 TEST(Andrea, SummaryPrintsTheSeedTable) {
+  EXPECT_EQ(summary(AndreaConfig::lesson()),
+            "token embedding table             8,449 × 768 =   6,488,832\n"
+            "position embedding table          1,024 × 768 =     786,432\n"
+            "total embedding parameters                        7,275,264\n"
+            "untied output head                768 × 8,449 =   6,488,832\n"
+            "total parameters                                 13,764,096\n"
+            "token table 47.14 %, embeddings 52.86 % of the parameters\n");
+  // The preset: 15 GPT-2 blocks at D = 768, 7,087,872 parameters each.
   EXPECT_EQ(summary(AndreaConfig::andrea_120m()),
-            "token embedding table           8,449 × 768 =   6,488,832\n"
-            "position embedding table        1,024 × 768 =     786,432\n"
-            "total embedding parameters                      7,275,264\n"
-            "untied output head              768 × 8,449 =   6,488,832\n");
+            "token embedding table             8,449 × 768 =   6,488,832\n"
+            "position embedding table          1,024 × 768 =     786,432\n"
+            "total embedding parameters                        7,275,264\n"
+            "blocks (H 12, F 3072)          15 × 7,087,872 = 106,318,080\n"
+            "final LayerNorm                       2 × 768 =       1,536\n"
+            "untied output head                768 × 8,449 =   6,488,832\n"
+            "total parameters                                120,083,712\n"
+            "token table 5.40 %, embeddings 6.06 % of the parameters\n");
   EXPECT_EQ(group_thousands(1234567), "1,234,567");
   EXPECT_EQ(group_thousands(999), "999");
 }
@@ -52,7 +64,7 @@ TEST(Andrea, NamedParametersAndCount) {
 }
 
 TEST(Andrea, InitialisationIsSeededNormalScaledByOneOverSqrtD) {
-  AndreaConfig c = AndreaConfig::andrea_120m();
+  AndreaConfig c = AndreaConfig::lesson();
   Andrea a(c), b(c);
   auto rms = [](const std::vector<float>& values) {
     double squares = 0;

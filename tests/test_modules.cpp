@@ -111,9 +111,11 @@ TEST(Modules, BlockNamesAndTypesAsGpt2s) {
     types.push_back(m->type_name());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"", "ln_1", "attn", "attn.c_attn", "attn.c_proj",
-                                             "ln_2", "mlp", "mlp.c_fc", "mlp.c_proj"}));
+                                             "attn.resid_dropout", "ln_2", "mlp", "mlp.c_fc",
+                                             "mlp.c_proj", "mlp.dropout"}));
   EXPECT_EQ(types, (std::vector<std::string>{"Block", "LayerNorm", "CausalSelfAttention", "Linear",
-                                             "Linear", "LayerNorm", "MLP", "Linear", "Linear"}));
+                                             "Linear", "Dropout", "LayerNorm", "MLP", "Linear",
+                                             "Linear", "Dropout"}));
   EXPECT_EQ(block.named_parameters()[2].first, "attn.c_attn.weight");
   EXPECT_EQ(block.attn.c_attn.weight().shape(), (Shape{24, 8}));  // [out, in], torch.nn's
   EXPECT_EQ(block.mlp.c_fc.out_features(), 32);
@@ -153,7 +155,7 @@ TEST(Modules, AMovedModuleKeepsItsParametersAndComputesTheSame) {
   EXPECT_EQ(largest_difference(moved.forward(x), before), 0.0);
   std::vector<Block> stack;  // reallocations move the blocks
   for (int i = 0; i < 5; ++i) stack.emplace_back(small_block());
-  for (const Block& b : stack) EXPECT_EQ(b.named_modules().size(), 9u);
+  for (const Block& b : stack) EXPECT_EQ(b.named_modules().size(), 11u);
   EXPECT_EQ(stack[4].named_parameters()[0].second.raw_data(), stack[4].ln_1.weight().raw_data());
 }
 

@@ -95,6 +95,66 @@ TEST(Train, AResumedRunContinuesBitForBit) {
   }
 }
 
+// Two blocks with dropout: what every run of the lesson model promises holds for it.
+TrainConfig small_transformer(std::int64_t steps) {
+  TrainConfig c = small(steps);
+  c.layers = 2;
+  c.heads = 4;
+  c.dropout = 0.1;
+  c.lr = 1e-2;
+  return c;
+}
+
+TEST(Train, ATransformerRepeatsResumesBitForBitAndLearns) {
+  Trainer whole(small_transformer(24), tokenizer_copy());
+  EXPECT_EQ(whole.model().blocks.size(), 2u);
+  const auto all = run_losses(whole);
+  EXPECT_LT(mean_of_five(all, true), mean_of_five(all, false) - 0.5);
+  // Step k (0-based) drew its masks with counter k.
+  for (const auto& [name, m] : whole.model().named_modules()) {
+    if (const auto* d = dynamic_cast<const Dropout*>(m)) {
+      EXPECT_EQ(d->counter(), 23u) << name;
+    }
+  }
+  Trainer again(small_transformer(24), tokenizer_copy());
+  EXPECT_EQ(run_losses(again), all);
+
+  const fs::path dir = scratch("resume-blocks");
+  Trainer first(small_transformer(24), tokenizer_copy());
+  for (int i = 0; i < 10; ++i) first.step();
+  first.save(dir.string());
+  auto rest = Trainer::resume(dir.string(), small_transformer(24));
+  const auto tail = run_losses(*rest);
+  ASSERT_EQ(tail.size(), 14u);
+  EXPECT_EQ(std::memcmp(tail.data(), all.data() + 10, tail.size() * sizeof(double)), 0);
+  auto p = whole.model().named_parameters(), q = rest->model().named_parameters();
+  ASSERT_EQ(p.size(), q.size());
+  for (std::size_t i = 0; i < p.size(); ++i)
+    EXPECT_TRUE(same_bits(p[i].second, q[i].second)) << p[i].first;
+  // The validation loss takes no dropout: the same at every call, and training goes on after.
+  const double val = rest->validation_loss();
+  rest->model().set_dropout_counter(12345);
+  EXPECT_EQ(rest->validation_loss(), val);
+  EXPECT_TRUE(rest->model().is_training());
+  // The blocks' settings are the run's: another is refused, naming it.
+  TrainConfig other = small_transformer(24);
+  other.layers = 1;
+  testing::expect_error_containing([&] { Trainer::resume(dir.string(), other); }, "train.layers");
+  other = small_transformer(24);
+  other.dropout = 0.2;
+  testing::expect_error_containing([&] { Trainer::resume(dir.string(), other); }, "train.dropout");
+  fs::remove_all(dir);
+}
+
+TEST(Train, DropoutChangesTheLossesOnlyWhenOn) {
+  TrainConfig off = small_transformer(6);
+  off.dropout = 0;
+  Trainer a(small_transformer(6), tokenizer_copy()), b(off, tokenizer_copy());
+  const auto with = run_losses(a), without = run_losses(b);
+  EXPECT_NE(with.front(), without.front());
+  EXPECT_NEAR(with.front(), without.front(), 0.2);  // the same weights, a tenth dropped
+}
+
 TEST(Train, AResumedRunMayRunLongerWithTheWarmupItStartedWith) {
   const fs::path dir = scratch("longer");
   Trainer first(small(40), tokenizer_copy());  // warmup steps / 20 = 2
@@ -153,6 +213,13 @@ TEST(Train, BadConfigurationsAreClearErrors) {
   c = small(4);
   c.context = 1 << 20;  // more than the held-out part of the corpus holds
   testing::expect_error_containing([&] { Trainer t(c, tokenizer_copy()); }, "tokens");
+  c = small_transformer(4);
+  c.heads = 5;  // not a divisor of d_model 32: refused before the tokenizer is trained
+  testing::expect_error_containing([&] { c.validate(); },
+                                   "'heads': expected a positive divisor of width 32, got 5");
+  c.heads = 4;
+  c.layers = -1;
+  testing::expect_error_containing([&] { c.validate(); }, "'blocks'");
   c = small(4);
   c.corpus = "/nonexistent/corpus.txt";
   testing::expect_error_containing([&] { Trainer t(c, tokenizer_copy()); },

@@ -50,6 +50,7 @@ void TrainConfig::validate() const {
            eval_every);
   MG_CHECK(is_floating(dtype), "train", "dtype", "f32 or f64", "{}", dtype_name(dtype));
   positive(bucket_bytes, "bucket_bytes");
+  model_config(vocab_size).validate();  // the blocks' settings, before a tokenizer is trained
 }
 
 std::int64_t TrainConfig::warmup_steps() const { return warmup >= 0 ? warmup : steps / 20; }
@@ -62,6 +63,11 @@ andrea::AndreaConfig TrainConfig::model_config(std::int64_t vocab) const {
   c.positions = positions;
   c.seed = seed;
   c.dtype = dtype;
+  c.blocks = layers;
+  c.heads = heads;
+  c.mlp_ratio = mlp_ratio;
+  c.dropout = dropout;
+  c.tied_head = tied_head;
   return c;
 }
 
@@ -179,6 +185,8 @@ StepMetrics Trainer::step() {
   Tensor inputs = batch.inputs.to(config_.device), targets = batch.targets.to(config_.device);
   LinearCrossEntropyOptions loss_options;
   loss_options.chunk_bytes = config_.chunk_bytes;
+  // Each step and rank draws masks of its own; ranks share the seed, never a counter.
+  model_->set_dropout_counter(static_cast<std::uint64_t>(step_ * p_->ranks + p_->rank));
   Tensor loss = model_->loss(inputs, targets, loss_options);
   Tensor loss_value = loss;
   if (p_->reducer) {
@@ -228,6 +236,11 @@ StepMetrics Trainer::step() {
 
 double Trainer::validation_loss() {
   NoGradGuard no_grad;
+  model_->eval();  // no dropout
+  struct TrainAgain {
+    andrea::Andrea& model;
+    ~TrainAgain() { model.train(); }
+  } train_again{*model_};
   double sum = 0;
   const std::int64_t count = std::min(config_.eval_batches, sampler_->validation_batch_count());
   // Data parallel: batch i on rank i mod N, then the sum over the ranks.

@@ -1,5 +1,5 @@
-// Training ANDREA's input layer and untied head as a next-token model on a text corpus:
-// logits of token t+1 from x_t = tok_emb[id_t] + pos[t], the fused linear_cross_entropy loss,
+// Training ANDREA as a next-token model on a text corpus: the input layer, N transformer
+// blocks (none: the lesson model) and the head, the fused linear_cross_entropy loss,
 // global-norm clipping, a warmup + cosine learning rate, AdamW or SGD, a held-out validation
 // loss, and checkpoints from which a run continues bit for bit.
 // Legend: V vocabulary, D = d_model, T = context, B batch.
@@ -47,6 +47,14 @@ struct TrainConfig {
   double clip = 1.0;          // global gradient norm; 0: no clipping
   std::uint64_t seed = 1;     // parameters, and the order of the batches
   PositionKind positions = PositionKind::learned;
+  // The transformer: 0 blocks is the lesson model (input layer and head alone).
+  std::int64_t layers = 0;  // N blocks
+  std::int64_t heads = 4;   // H, dividing d_model
+  double mlp_ratio = 4.0;
+  // Of the embeddings and each residual branch, while training (not in validation). Masks are
+  // keyed by the step (and, data parallel, the rank): a run repeats and resumes bit for bit.
+  double dropout = 0.0;
+  bool tied_head = false;  // the head is the token table
   Device device = Device::cpu();
   std::int64_t eval_every = 100;  // validation loss every N steps and at the last; 0: never
   std::int64_t eval_batches = 4;  // validation windows: eval_batches × B

@@ -25,12 +25,7 @@ constexpr std::ptrdiff_t kMemberReach = std::ptrdiff_t{1} << 24;
 
 }  // namespace
 
-std::ptrdiff_t Module::offset_of(const void* member, const std::string& what,
-                                 const std::string& name) const {
-  const std::ptrdiff_t offset = static_cast<std::ptrdiff_t>(
-      reinterpret_cast<std::uintptr_t>(member) - reinterpret_cast<std::uintptr_t>(this));
-  MG_CHECK(offset > -kMemberReach && offset < kMemberReach, what, name, "a member of the module",
-           "an object {} bytes away from it", offset);
+void Module::check_new_name(const std::string& what, const std::string& name) const {
   auto taken = [&](const auto& list) {
     return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.name == name; });
   };
@@ -38,6 +33,15 @@ std::ptrdiff_t Module::offset_of(const void* member, const std::string& what,
            "'{}'", name);
   MG_CHECK(!taken(params_) && !taken(buffers_) && !taken(children_), what, name,
            "a name not yet registered in this module", "'{}' registered already", name);
+}
+
+std::ptrdiff_t Module::offset_of(const void* member, const std::string& what,
+                                 const std::string& name) const {
+  const std::ptrdiff_t offset = static_cast<std::ptrdiff_t>(
+      reinterpret_cast<std::uintptr_t>(member) - reinterpret_cast<std::uintptr_t>(this));
+  MG_CHECK(offset > -kMemberReach && offset < kMemberReach, what, name, "a member of the module",
+           "an object {} bytes away from it", offset);
+  check_new_name(what, name);
   return offset;
 }
 
@@ -76,7 +80,7 @@ void Module::register_module(std::string name, Module& child) {
 
 Module& Module::register_module(std::string name, std::unique_ptr<Module> child) {
   MG_CHECK(child != nullptr, "register_module", name, "a module", "a null pointer");
-  offset_of(this, "register_module", name);  // the name's checks
+  check_new_name("register_module", name);
   Module& out = *child;
   children_.push_back({std::move(name), 0, std::move(child)});
   return out;
@@ -109,9 +113,14 @@ std::string Module::type_name() const {
   std::unique_ptr<char, void (*)(void*)> demangled(
       abi::__cxa_demangle(typeid(*this).name(), nullptr, nullptr, &status), std::free);
   std::string name = status == 0 ? demangled.get() : typeid(*this).name();
-  const std::size_t template_start = name.find('<');
-  const std::size_t last_colon = name.rfind("::", template_start);
+  name = name.substr(0, name.find('<'));
+  const std::size_t last_colon = name.rfind("::");
   return last_colon == std::string::npos ? name : name.substr(last_colon + 2);
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (const Child& c : children_) child_at(c)->apply(fn);
+  fn(*this);
 }
 
 void Module::train(bool on) {

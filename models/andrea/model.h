@@ -1,10 +1,19 @@
-// The ANDREA input layer (token + position embedding) and its untied output head.
+// ANDREA: the input layer (token + position embedding), N GPT-2 blocks, a final LayerNorm, and
+// the output head.
 //
 // Parameter names (Andrea::state_dict(), and the names in a safetensors file it saves), with
-// V vocabulary, D = d_model, T = context:
-//   input.tok_emb.weight  [V, D]  token embedding table, row v = token v
-//   input.pos_emb.weight  [T, D]  position embedding table, row t = position t
-//   head.weight           [D, V]  untied output head: logits = x @ head.weight
+// V vocabulary, D = d_model, T = context, F the MLP's hidden width, i = 0 .. N-1:
+//   input.tok_emb.weight          [V, D]  token embedding table, row v = token v
+//   input.pos_emb.weight          [T, D]  position embedding table, row t = position t
+//   blocks.i.ln_1.weight, .bias   [D]
+//   blocks.i.attn.c_attn.weight   [3D, D] (and .bias [3D]): q, k, v rows, torch.nn.Linear's
+//   blocks.i.attn.c_proj.weight   [D, D]  (and .bias [D])
+//   blocks.i.ln_2.weight, .bias   [D]
+//   blocks.i.mlp.c_fc.weight      [F, D]  (and .bias [F])
+//   blocks.i.mlp.c_proj.weight    [D, F]  (and .bias [D])
+//   ln_f.weight, ln_f.bias        [D]     only when N > 0
+//   head.weight                   [D, V]  untied output head: logits = x @ head.weight;
+//                                         none when tied (logits = x @ tok_emb.weightᵀ)
 // GPT-2 style checkpoints (Hugging Face's GPT2LMHeadModel.state_dict()) name them
 //   transformer.wte.weight [V, D], transformer.wpe.weight [T, D], lm_head.weight [V, D]:
 // lm_head is an nn.Linear, stored as [out, in] = [V, D], the TRANSPOSE of ANDREA's head.
@@ -15,8 +24,12 @@
 #include <string>
 
 #include "minigraph/models/andrea/config.h"
+#include "minigraph/models/layers/dropout.h"
 #include "minigraph/models/layers/embedding.h"
+#include "minigraph/models/layers/linear.h"
+#include "minigraph/models/layers/transformer.h"
 #include "minigraph/module.h"
+#include "minigraph/module_list.h"
 #include "minigraph/ops/linear_cross_entropy/linear_cross_entropy.h"
 
 namespace mg::andrea {
@@ -38,7 +51,8 @@ class InputLayer : public Module {
   PositionEmbedding pos_emb_;
 };
 
-// x [B, T, D] -> logits [B, T, V] through its own weight [D, V] (not tied to tok_emb).
+// x [B, T, D] -> logits [B, T, V] through its own weight [D, V] (not tied to tok_emb). With a
+// tied head (config.tied_head) it has no weight: Andrea uses the token table instead.
 class OutputHead : public Module {
  public:
   explicit OutputHead(const AndreaConfig& config);
@@ -49,25 +63,41 @@ class OutputHead : public Module {
   Tensor weight_;
 };
 
-// Parameters named "input.tok_emb.weight", "input.pos_emb.weight", "head.weight".
+// The whole model, its parameters named as above. Block i is initialised from seed 3 + 6i past
+// config.seed; the Dropouts after it draw with keys past the last block's.
 class Andrea : public Module {
  public:
   explicit Andrea(const AndreaConfig& config = AndreaConfig::andrea_120m());
+  // ids [B, T] -> the final LayerNorm's output [B, T, D] (the input layer's with no blocks).
+  Tensor hidden_states(const Tensor& ids, std::int64_t offset = 0) const;
   Tensor forward(const Tensor& ids, std::int64_t offset = 0) const;  // -> logits [B, T, V]
   // The next-token loss of ids [B, T] against targets [B, T] (ids in [0, V) or ignore_index):
-  // the input layer, then the head fused with the cross-entropy (linear_cross_entropy), which
+  // hidden_states, then the head fused with the cross-entropy (linear_cross_entropy), which
   // never materialises the [B, T, V] logits. -> [] (mean or sum)
   Tensor loss(const Tensor& ids, const Tensor& targets,
               const LinearCrossEntropyOptions& options = {}) const;
+  // The head's [D, V] matrix: head.weight, or the token table transposed (a view) when tied.
+  Tensor head_weight() const;
+  // The dropout masks' counter (the training step): every Dropout of the model draws with it.
+  void set_dropout_counter(std::uint64_t counter) { mg::set_dropout_counter(*this, counter); }
   const AndreaConfig& config() const { return config_; }
+  // ln_f, the final LayerNorm: null with no blocks. Owned on the heap, so it moves with the model.
+  const LayerNorm* ln_f() const { return ln_f_; }
 
  private:
-  AndreaConfig config_;  // first: input and head are built from it
+  AndreaConfig config_;  // first: the layers are built from it
+  LayerNorm* ln_f_ = nullptr;
 
  public:
   InputLayer input;
+  Dropout drop;  // of the embeddings' sum
+  ModuleList<Block> blocks;
   OutputHead head;
 };
+
+// The options of block `index` of the model `config` describes: its sizes, dropout, dtype, and
+// its seeds (config.seed + 3 + 6 × index onwards).
+BlockOptions block_options(const AndreaConfig& config, std::int64_t index);
 
 // ANDREA's state dict under GPT-2 names: input.tok_emb.weight -> transformer.wte.weight and
 // input.pos_emb.weight -> transformer.wpe.weight (the same tensors, not copies), head.weight
@@ -86,8 +116,13 @@ Tensor transposed_copy(const Tensor& matrix, const std::string& name);
 // "dtype" (what `demo --save` writes and `inspect` shows).
 std::map<std::string, std::string> config_metadata(const AndreaConfig& config);
 
-// The parameter table: token and position tables, their total, and the head on its own line.
+// The parameter table: token and position tables, their total, each block, the final
+// LayerNorm, the head, and the whole model with the shares of the token table and embeddings.
 std::string summary(const AndreaConfig& config);
+// The model's layers in torchinfo's layout (module_summary): each one's output shape in a
+// forward pass of ids [batch, length] (no gradients), its parameters, down to `depth`.
+std::string layer_table(const Andrea& model, std::int64_t batch, std::int64_t length,
+                        int depth = 2);
 // 6488832 -> "6,488,832"
 std::string group_thousands(std::int64_t value);
 

@@ -37,7 +37,7 @@ Tensor Linear::forward(const Tensor& x) const {
            fmt::format("a last axis of in_features = {}", in_features()), "{}",
            shape_str(x.shape()));
   Tensor y = matmul(x, weight_, {.transpose_b = true});
-  return bias_.defined() ? y + bias_ : y;
+  return record_output(bias_.defined() ? y + bias_ : y);
 }
 
 LayerNorm::LayerNorm(std::int64_t width, double eps, DType dtype)
@@ -50,7 +50,7 @@ LayerNorm::LayerNorm(std::int64_t width, double eps, DType dtype)
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const {
-  return layer_norm(x, weight_.shape(), weight_, bias_, eps_);
+  return record_output(layer_norm(x, weight_.shape(), weight_, bias_, eps_));
 }
 
 }  // namespace mg

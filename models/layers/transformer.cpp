@@ -14,7 +14,16 @@ namespace {
 constexpr double kInitStd = 0.02;
 
 // Seeds of a block's four Linears, apart from each other and from the next block's.
-enum SeedOffset : std::uint64_t { kAttnQkv, kAttnProj, kMlpFc, kMlpProj };
+enum SeedOffset : std::uint64_t {
+  kAttnQkv,
+  kAttnProj,
+  kMlpFc,
+  kMlpProj,
+  kAttnDropout,
+  kMlpDropout,
+  kSeedOffsets
+};
+static_assert(kSeedOffsets == BlockOptions::kSeedsPerBlock);
 
 LinearOptions linear_options(const BlockOptions& options, SeedOffset part, bool residual) {
   options.validate();
@@ -26,7 +35,9 @@ LinearOptions linear_options(const BlockOptions& options, SeedOffset part, bool 
 }  // namespace
 
 std::int64_t BlockOptions::hidden() const {
-  return static_cast<std::int64_t>(std::llround(mlp_ratio * static_cast<double>(width)));
+  // 0 for a ratio validate() refuses: members' initialisers may read it before validate() runs.
+  const double f = mlp_ratio * static_cast<double>(width);
+  return std::isfinite(f) && f >= 0.5 && f < 0x1p62 ? std::llround(f) : 0;
 }
 
 void BlockOptions::validate() const {
@@ -37,24 +48,32 @@ void BlockOptions::validate() const {
            "mlp_ratio", "a ratio in (0, 1024] giving a hidden width >= 1", "{}", mlp_ratio);
   MG_CHECK(context > 0, "Block", "context", "a positive length", "{}", context);
   MG_CHECK(depth > 0, "Block", "depth", "a positive number of blocks", "{}", depth);
+  MG_CHECK(std::isfinite(dropout) && dropout >= 0 && dropout < 1, "Block", "dropout",
+           "a probability in [0, 1)", "{}", dropout);
 }
 
 MLP::MLP(const BlockOptions& options)
     : c_fc(options.width, options.hidden(), linear_options(options, kMlpFc, false)),
-      c_proj(options.hidden(), options.width, linear_options(options, kMlpProj, true)) {
+      c_proj(options.hidden(), options.width, linear_options(options, kMlpProj, true)),
+      dropout(options.dropout, options.seed + kMlpDropout) {
   register_module("c_fc", c_fc);
   register_module("c_proj", c_proj);
+  register_module("dropout", dropout);
 }
 
-Tensor MLP::forward(const Tensor& x) const { return c_proj.forward(gelu(c_fc.forward(x), "tanh")); }
+Tensor MLP::forward(const Tensor& x) const {
+  return record_output(dropout.forward(c_proj.forward(gelu(c_fc.forward(x), "tanh"))));
+}
 
 CausalSelfAttention::CausalSelfAttention(const BlockOptions& options)
     : c_attn(options.width, 3 * options.width, linear_options(options, kAttnQkv, false)),
       c_proj(options.width, options.width, linear_options(options, kAttnProj, true)),
+      resid_dropout(options.dropout, options.seed + kAttnDropout),
       heads_(options.heads),
       context_(options.context) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
+  register_module("resid_dropout", resid_dropout);
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) const {
@@ -67,7 +86,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x) const {
   auto part = [&](std::int64_t i) { return qkv.select(2, i).permute({0, 2, 1, 3}); };
   const Tensor y = scaled_dot_product_attention(part(0), part(1), part(2),
                                                 {.is_causal = true, .max_length = context_});
-  return c_proj.forward(y.permute({0, 2, 1, 3}).reshape({batch, length, width}));
+  const Tensor merged = y.permute({0, 2, 1, 3}).reshape({batch, length, width});
+  return record_output(resid_dropout.forward(c_proj.forward(merged)));
 }
 
 Block::Block(const BlockOptions& options)
@@ -83,7 +103,7 @@ Block::Block(const BlockOptions& options)
 
 Tensor Block::forward(const Tensor& x) const {
   const Tensor h = x + attn.forward(ln_1.forward(x));
-  return h + mlp.forward(ln_2.forward(h));
+  return record_output(h + mlp.forward(ln_2.forward(h)));
 }
 
 }  // namespace mg

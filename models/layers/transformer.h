@@ -1,14 +1,15 @@
 // The parts of a GPT-2 transformer block, with GPT-2's parameter names (so its checkpoints map
 // by name). B batch, T positions, D = width, H heads, hd = D / H, F = the MLP's hidden width.
-//   MLP:                 x [B, T, D] -> c_proj(gelu_tanh(c_fc(x))) [B, T, D]; c_fc D -> F,
-//                        c_proj F -> D
-//   CausalSelfAttention: x [B, T, D] -> c_proj(attention(q, k, v)) [B, T, D]; c_attn D -> 3D
-//                        (q, k, v side by side), its heads split as views, causal
+//   MLP:                 x [B, T, D] -> dropout(c_proj(gelu_tanh(c_fc(x)))) [B, T, D];
+//                        c_fc D -> F, c_proj F -> D
+//   CausalSelfAttention: x [B, T, D] -> resid_dropout(c_proj(attention(q, k, v))) [B, T, D];
+//                        c_attn D -> 3D (q, k, v side by side), its heads split as views, causal
 //   Block:               x + attn(ln_1(x)), then x + mlp(ln_2(x)) (pre-norm, two residuals)
 #pragma once
 
 #include <cstdint>
 
+#include "minigraph/models/layers/dropout.h"
 #include "minigraph/models/layers/linear.h"
 #include "minigraph/module.h"
 
@@ -22,7 +23,11 @@ struct BlockOptions {
   // GPT-2's initialisation: weights N(0, 0.02), the two projections into the residual stream
   // (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 * depth)) for a stack of `depth` blocks.
   std::int64_t depth = 1;
-  std::uint64_t seed = 0;  // the four Linears take seed to seed + 3
+  // The four Linears are initialised from seed to seed + 3; the two Dropouts draw with seed + 4
+  // and seed + 5: a stack of blocks spaces its blocks' seeds kSeedsPerBlock apart.
+  std::uint64_t seed = 0;
+  double dropout = 0.0;  // of each residual branch, in training mode
+  static constexpr std::uint64_t kSeedsPerBlock = 6;
   DType dtype = DType::f32;
 
   std::int64_t hidden() const;  // F
@@ -36,6 +41,7 @@ class MLP : public Module {
 
   Linear c_fc;
   Linear c_proj;
+  Dropout dropout;
 };
 
 class CausalSelfAttention : public Module {
@@ -46,6 +52,7 @@ class CausalSelfAttention : public Module {
 
   Linear c_attn;
   Linear c_proj;
+  Dropout resid_dropout;
 
  private:
   std::int64_t heads_;

@@ -28,6 +28,7 @@ set(expected minigraph/minigraph.h minigraph/ops.h minigraph/version.h
              minigraph/ops/builtin_ops.h minigraph/testing/op_harness.h
              minigraph/models/layers/init.h
              minigraph/models/layers/embedding.h minigraph/models/layers/linear.h
+             minigraph/models/layers/dropout.h
              minigraph/models/layers/transformer.h minigraph/models/andrea/config.h
              minigraph/models/andrea/model.h minigraph/train/data/tokenizer.h
              minigraph/train/data/dataset.h minigraph/train/data/corpus.h

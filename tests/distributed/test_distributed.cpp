@@ -6,13 +6,12 @@
 // docs/distributed.md, with the ranks' parameters bit-identical to each other; checkpoints
 // resumed with another number of ranks; bad configurations are errors on every rank.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-
-#include <unistd.h>
 
 #include "expect_error.h"
 #include "minigraph/minigraph.h"
@@ -285,15 +284,42 @@ TEST(DataParallel, NRanksWithBOverNRowsTrainAsOneProcessWithB) {
   }
 }
 
+TEST(DataParallel, ATransformerTrainsAsOneProcessAndDropoutKeepsTheRanksTogether) {
+  auto config = small_run(8, DType::f64, train::OptimizerKind::adamw);
+  config.layers = 2;
+  config.heads = 2;
+  train::Trainer parallel(config, tokenizer_copy(), &comm());
+  while (!parallel.done()) parallel.step();
+  EXPECT_TRUE(identical_on_every_rank(parallel));
+  if (rank() == 0) {
+    auto local = local_communicator();
+    train::Trainer single(config, tokenizer_copy(), local.get());
+    while (!single.done()) single.step();
+    EXPECT_LE(relative_difference(parallel, single), 1e-12);
+  }
+  // With dropout each rank draws its own masks (keyed by step and rank): the ranks still take
+  // the same update, and a second job repeats the first bit for bit.
+  config.dropout = 0.1;
+  double losses[2] = {0, 0};
+  for (double& loss : losses) {
+    train::Trainer job(config, tokenizer_copy(), &comm());
+    while (!job.done()) loss = job.step().loss;
+    EXPECT_TRUE(identical_on_every_rank(job));
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  comm().barrier();
+}
+
 TEST(DataParallel, ACheckpointResumesWithAnotherNumberOfRanks) {
   // Runs of 8 steps (the schedule's length) stopped after 4 and saved.
   const auto config = small_run(8, DType::f64, train::OptimizerKind::adamw);
   // Folders named by rank 0's process id, the same on every rank: jobs running at the same
   // time (ctest -j, a mutation run) must not share them.
   const fs::path base = broadcast_bytes(
-      comm(), rank() == 0 ? (fs::temp_directory_path() /
-                             fmt::format("minigraph-dist-{}", ::getpid())).string()
-                          : "");
+      comm(),
+      rank() == 0
+          ? (fs::temp_directory_path() / fmt::format("minigraph-dist-{}", ::getpid())).string()
+          : "");
   const fs::path from_job = base / "from-job";
   const fs::path from_one = base / "from-one";
   auto local = local_communicator();
@@ -355,13 +381,13 @@ TEST(DataParallel, BadConfigurationsAreErrorsOnEveryRank) {
   // buckets of other lengths.
   auto buckets = small_run(2, DType::f32, train::OptimizerKind::adamw);
   if (rank() == 1) buckets.bucket_bytes = 1 << 20;
-  testing::expect_error_containing(
-      [&] { train::Trainer t(buckets, tokenizer_copy(), &comm()); },
-      "got ranks 1 differ from rank 0");
+  testing::expect_error_containing([&] { train::Trainer t(buckets, tokenizer_copy(), &comm()); },
+                                   "got ranks 1 differ from rank 0");
   comm().barrier();
 }
 
-// ---- NCCL: the single-process, single-GPU path (ctest distributed_nccl_one_gpu; tools/gpu-check.sh) --
+// ---- NCCL: the single-process, single-GPU path (ctest distributed_nccl_one_gpu;
+// tools/gpu-check.sh) --
 
 // A one-rank NCCL communicator on cuda:0 (bootstrapped by a local one), or a skip that says why.
 std::unique_ptr<Communicator> nccl_on_gpu0() {
@@ -439,8 +465,9 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  std::unique_ptr<mg::distributed::Communicator> comm =
-      mg::distributed::in_mpi_job() ? mg::distributed::mpi_communicator() : mg::distributed::local_communicator();
+  std::unique_ptr<mg::distributed::Communicator> comm = mg::distributed::in_mpi_job()
+                                                            ? mg::distributed::mpi_communicator()
+                                                            : mg::distributed::local_communicator();
   mg::distributed::g_comm = comm.get();
   if (comm->rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -200,6 +200,8 @@ def worker(threads, batches, reps, name_filter=""):
             record("step", batch, t)
             faults = record("step.page_faults", batch, t, "faults/step")
             faults["achieved"] = t["faults_per_rep"]
+    if wanted("gpt_train_step.T64.peak_memory", "gpt_train_step.T1024.peak_memory"):
+        gpt_records(reps, record, name_filter)
     return records
 
 
@@ -261,6 +263,67 @@ def train_records(batch, ids, reps, record):
     memory = record("head_loss.unfused.peak_memory", batch, t, "MiB")
     memory["achieved"] = growth
     optimizer.zero_grad(set_to_none=True)
+
+
+def gpt_records(reps, record, name_filter):
+    """ANDREA-120M's training step in PyTorch eager (torch.nn, F.scaled_dot_product_attention,
+    AdamW, clip_grad_norm_), as minigraph bench's gpt_train_step rows: 15 GPT-2 blocks at
+    D = 768, an untied [D, V] head and F.cross_entropy, at B = 4, T = 64 and B = 1, T = 1024."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.ln_2 = nn.LayerNorm(D), nn.LayerNorm(D)
+            self.c_attn, self.attn_proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+            self.c_fc, self.mlp_proj = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = (z.view(b, t, 12, D // 12).transpose(1, 2)
+                       for z in self.c_attn(self.ln_1(x)).split(D, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.attn_proj(y.transpose(1, 2).reshape(b, t, D))
+            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(V, D), nn.Embedding(T, D)
+            self.blocks = nn.ModuleList(Block() for _ in range(15))
+            self.ln_f = nn.LayerNorm(D)
+            self.head = nn.Parameter(torch.randn(D, V) / D ** 0.5)
+
+        def forward(self, ids):
+            x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+            for block in self.blocks:
+                x = block(x)
+            return self.ln_f(x) @ self.head
+
+    model = Gpt()
+    assert sum(p.numel() for p in model.parameters()) == 120_083_712
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for batch, length in ((4, 64), (1, 1024)):
+        name = f"gpt_train_step.T{length}"
+        if name_filter not in name + ".peak_memory":
+            continue
+        ids = torch.randint(0, V, (batch, length))
+        targets = torch.randint(0, V, (batch, length))
+
+        def step():
+            F.cross_entropy(model(ids).view(-1, V), targets.view(-1)).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+        step()  # AdamW's state exists from here on, as in a run
+        growth = peak_growth_mib(step)
+        t = timed(step, reps)
+        record(name, batch, t)
+        memory = record(name + ".peak_memory", batch, t, "MiB")
+        memory["achieved"] = growth
 
 
 def attention_records(batch, reps, record):

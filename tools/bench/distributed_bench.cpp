@@ -1,6 +1,6 @@
 // The communicator's cost on this machine, for docs/distributed.md: run as the ranks of an MPI
-// job (`mpirun -np 2 build/tools/distributed_bench`), it times the all-reduce (mean, f32) of 1 KB to
-// ANDREA's 55 MB of gradients, as one tensor and as the gradient reducer's buckets, and prints
+// job (`mpirun -np 2 build/tools/distributed_bench`), it times the all-reduce (mean, f32) of 1 KB
+// to ANDREA's 55 MB of gradients, as one tensor and as the gradient reducer's buckets, and prints
 // the median of the repetitions with the bus bandwidth it means (2 (N-1)/N bytes / time, NCCL's
 // definition). Rank 0 prints; not a test.
 #include <fmt/format.h>
@@ -39,7 +39,8 @@ double time_ms(distributed::Communicator& comm, int reps, Fn&& fn) {
 }  // namespace
 
 int main() {
-  auto comm = distributed::in_mpi_job() ? distributed::mpi_communicator() : distributed::local_communicator();
+  auto comm = distributed::in_mpi_job() ? distributed::mpi_communicator()
+                                        : distributed::local_communicator();
   const int n = comm->world_size();
   const bool leader = comm->rank() == 0;
   if (leader) {
@@ -58,7 +59,7 @@ int main() {
     }
   }
   // ANDREA's three gradients through the reducer, as a training step hands them over.
-  andrea::Andrea model(andrea::AndreaConfig::andrea_120m());
+  andrea::Andrea model(andrea::AndreaConfig::lesson());
   for (std::int64_t mib : {1, 25, 1024}) {
     distributed::GradientReducer reducer(*comm, model.named_parameters(), mib << 20);
     const double ms = time_ms(*comm, 5, [&] {

@@ -156,7 +156,7 @@ int run(int iterations) {
   }
   cudaDeviceProp properties{};
   cudaGetDeviceProperties(&properties, 0);
-  const andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
+  const andrea::AndreaConfig config = andrea::AndreaConfig::lesson();
   Sizes s{.B = 8, .T = 1024, .D = config.d_model, .V = config.vocab_size};
   s.tokens = static_cast<double>(s.B * s.T);
   s.gemm_flops = 2.0 * s.tokens * static_cast<double>(s.D * s.V);

@@ -132,7 +132,7 @@ void run_model_suite(int batch, const Limits& limits, const SuiteOptions& option
                .reps = options.reps,
                .limits = limits,
                .options = options,
-               .model = andrea::Andrea(),
+               .model = andrea::Andrea(andrea::AndreaConfig::lesson()),
                .ids = random_ids(batch)};
   RawHead raw_head(batch * kContext);
   b.raw_head_ms = time_reps([&] { raw_head.run(); }, b.reps).median_ms;

@@ -28,6 +28,8 @@ void run_op_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_attention_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_model_suite(int batch, const Limits& limits, const SuiteOptions& options);
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options);
+// ANDREA-120M's training step at B = 4, T = 64 and B = 1, T = 1024, whatever --batch says.
+void run_gpt_suite(const Limits& limits, const SuiteOptions& options);
 void run_overhead_suite(const SuiteOptions& options);
 void run_autograd_suite(const SuiteOptions& options);
 

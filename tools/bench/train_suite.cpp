@@ -130,13 +130,51 @@ void run_train_step(andrea::Andrea& model, const Tensor& ids, const Tensor& targ
   options.emit(tensors);
 }
 
+// A training step of the whole ANDREA-120M (15 blocks) at B × T: the model's loss (blocks and
+// the fused head), backward, clipping and AdamW, as `minigraph train --layers 15` runs it; its
+// time and peak memory above the parameters and the optimizer's state.
+void run_gpt_train_step(std::int64_t batch, std::int64_t length, const Limits& limits,
+                        const SuiteOptions& options) {
+  const andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
+  andrea::Andrea model(config);
+  const Tensor ids = random_ids(batch).narrow(1, 0, length).contiguous();
+  const Tensor targets = random_ids(batch, 21).narrow(1, 0, length).contiguous();
+  optim::AdamW optimizer(model.named_parameters(), optim::AdamWOptions{});
+  auto step = [&] {
+    model.loss(ids, targets).backward();
+    auto params = model.parameters();
+    optim::clip_grad_norm(params, 1.0);
+    optimizer.step();
+    optimizer.zero_grad();
+  };
+  step();  // the optimizer's state exists from here on, as in a run
+  const Growth growth = peak_growth(step);
+  Timing t = time_reps(step, options.reps, 1);
+  // 6 flops a weight a position, and the causal attention's 6 T D a position and block.
+  const double n = static_cast<double>(batch * length);
+  const double weights = static_cast<double>(config.parameters() - config.embedding_parameters());
+  const double flops =
+      6 * n * weights + 6 * n * static_cast<double>(length * config.d_model * config.blocks);
+  const std::string name = fmt::format("gpt_train_step.T{}", length);
+  const int rows = static_cast<int>(batch);
+  options.emit(rate_record(name, rows, t, Work::flops, flops, limits, 0,
+                           "ANDREA-120M, 15 blocks: loss + backward + clip + AdamW"));
+  options.emit(memory_record(name + ".peak_memory", rows, growth,
+                             "a step (parameters and AdamW state exist)"));
+}
+
 }  // namespace
+
+void run_gpt_suite(const Limits& limits, const SuiteOptions& options) {
+  if (options.wanted("gpt_train_step.T64")) run_gpt_train_step(4, 64, limits, options);
+  if (options.wanted("gpt_train_step.T1024")) run_gpt_train_step(1, 1024, limits, options);
+}
 
 void run_train_suite(int batch, const Limits& limits, const SuiteOptions& options) {
   auto wanted = options.wanted;
   if (!wanted("train_step") && !wanted("head_loss") && !wanted("checkpoint_save")) return;
   const double n = static_cast<double>(batch) * kContext;
-  andrea::Andrea model;
+  andrea::Andrea model(andrea::AndreaConfig::lesson());
   Tensor ids = random_ids(batch), targets = random_ids(batch, 21);
 
   if (wanted("train_step")) run_train_step(model, ids, targets, batch, limits, options);

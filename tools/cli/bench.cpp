@@ -109,6 +109,8 @@ void run_suites(const BenchOptions& options, const bench::SuiteOptions& suite) {
       bench::run_train_suite(batch, limits, suite);
       cpu::empty_cache();
     }
+    bench::run_gpt_suite(limits, suite);
+    cpu::empty_cache();
   }
 }
 

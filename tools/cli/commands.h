@@ -174,6 +174,14 @@ CLI::Validator whole_number_u64(std::uint64_t lo = 0,
 CLI::Validator real_number(double lo, double hi, bool above_lo = false);
 // --vocab, --d-model and --context into `config` (summary and graph share them).
 void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config);
+// --layers, --heads, --mlp-ratio, --tied-head: the transformer (summary and train share them).
+struct BlockSettings {
+  std::int64_t& layers;
+  std::int64_t& heads;
+  double& mlp_ratio;
+  bool& tied_head;
+};
+void add_block_options(CLI::App& cmd, const BlockSettings& settings);
 // One of the given words: "expected one of f64, f32, got f16".
 CLI::Validator one_of(std::vector<std::string> words);
 // A path that is not empty: "expected a path, got ''" (an empty one must not mean "none").

@@ -84,6 +84,19 @@ void add_size_options(CLI::App& cmd, andrea::AndreaConfig& config) {
       ->capture_default_str();
 }
 
+void add_block_options(CLI::App& cmd, const BlockSettings& settings) {
+  cmd.add_option("--layers", settings.layers, "transformer blocks N (0: input layer and head)")
+      ->check(whole_number(0, andrea::AndreaConfig::kMaxBlocks))
+      ->capture_default_str();
+  cmd.add_option("--heads", settings.heads, "attention heads H, dividing the width")
+      ->check(whole_number(1, kMaxWidth))
+      ->capture_default_str();
+  cmd.add_option("--mlp-ratio", settings.mlp_ratio, "the MLP's hidden width over the model's")
+      ->check(real_number(0, 16, true))
+      ->capture_default_str();
+  cmd.add_flag("--tied-head", settings.tied_head, "the head is the token table (GPT-2's)");
+}
+
 CLI::Validator one_of(std::vector<std::string> words) {
   const std::string list = fmt::format("{}", fmt::join(words, ", "));
   return CLI::Validator(
@@ -263,7 +276,7 @@ std::string version_text() {
                               ? fmt::format("MPI: on ({})", distributed::mpi_library_version())
                               : "MPI: off (not built: Debian's libopenmpi-dev was not found)";
   const std::string nccl =
-      distributed::nccl_built()                ? fmt::format("NCCL: on ({})", distributed::nccl_library_version())
+      distributed::nccl_built() ? fmt::format("NCCL: on ({})", distributed::nccl_library_version())
       : backend_built(DeviceKind::cuda) ? "NCCL: off (not found with the CUDA toolkit)"
                                         : "NCCL: off (needs the CUDA backend)";
   return fmt::format("minigraph {}\ncommit: {}\n{}\nvector loops: {}\n{}\n{}\n{}\n{}",

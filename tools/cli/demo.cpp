@@ -108,7 +108,7 @@ void load_weights(andrea::Andrea& model, const SafetensorsFile& file, bool gpt2_
 }
 
 struct DemoOptions {
-  andrea::AndreaConfig config = andrea::AndreaConfig::andrea_120m();
+  andrea::AndreaConfig config = andrea::AndreaConfig::lesson();
   std::int64_t batch = 1;
   std::uint64_t seed = 7;
   std::string weights, save;
@@ -139,7 +139,7 @@ void require_demo_memory(const DemoOptions& o) {
 }
 
 void print_demo_header(const andrea::AndreaConfig& config) {
-  const andrea::AndreaConfig preset = andrea::AndreaConfig::andrea_120m();
+  const andrea::AndreaConfig preset = andrea::AndreaConfig::lesson();
   const bool is_preset = config.vocab_size == preset.vocab_size &&
                          config.d_model == preset.d_model && config.context == preset.context;
   fmt::print("{} input layer and untied head on the CPU\n{}\n{}\n\n{}\n",

@@ -356,6 +356,10 @@ void add_run_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--threads", o.threads, "CPU threads (0: OMP_NUM_THREADS, else every core)")
       ->check(whole_number(0, 256))
       ->capture_default_str();
+  add_block_options(cmd, {c.layers, c.heads, c.mlp_ratio, c.tied_head});
+  cmd.add_option("--dropout", c.dropout, "of the embeddings and each residual branch")
+      ->check(real_number(0, 0.9))
+      ->capture_default_str();
   cmd.add_option("--positions", o.positions, "learned or sinusoidal")
       ->check(one_of({"learned", "sinusoidal"}))
       ->capture_default_str();
@@ -402,7 +406,7 @@ void add_distributed_options(CLI::App& cmd, TrainOptions& o) {
 
 void add_train_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "train", "train ANDREA's input layer + untied head as a next-token model on a corpus");
+      "train", "train ANDREA (--layers N blocks, or the lesson's input layer + head) on a corpus");
   cmd->footer(std::string("A SentencePiece tokenizer is trained on the corpus (or loaded: from "
                           "--tokenizer, or from the checkpoint with --resume); each step takes B "
                           "random windows of T + 1 "

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,8 +53,13 @@ class Module {
   // This module ("") and every module below it, depth first in registration order, with
   // dotted names ("blocks.0.attn"), as torch.nn.Module.named_modules().
   std::vector<std::pair<std::string, const Module*>> named_modules() const;
-  // The module's type without its namespace ("Linear", "Block"), for tables such as summary's.
+  // The module's type without its namespace or template arguments ("Linear", "ModuleList"), for
+  // tables such as summary's.
   std::string type_name() const;
+
+  // fn on every module below this one, depth first, then on this one, as
+  // torch.nn.Module.apply(): how a model reaches all its layers of one kind.
+  void apply(const std::function<void(Module&)>& fn);
 
   // Training mode (the default) or evaluation mode, set for this module and every module
   // below it, as torch.nn.Module.train() / eval(); dropout reads it.
@@ -90,6 +96,9 @@ class Module {
   void register_module(std::string name, Module& child);
   // A child this module owns (ModuleList's elements): kept on the heap, so it never moves.
   Module& register_module(std::string name, std::unique_ptr<Module> child);
+  // Returns out; while a ModuleShapes recorder lives on this thread (module_summary.h), notes
+  // out's shape as this module's output. A layer's forward returns through it.
+  const Tensor& record_output(const Tensor& out) const;
 
  private:
   // A member's place: its offset from this Module, which a move of the whole object keeps.
@@ -103,6 +112,9 @@ class Module {
     std::unique_ptr<Module> owned;  // null for a member child
   };
   using Slots = std::vector<std::pair<std::string, Tensor*>>;
+  // Throws mg::Error for an empty or dotted name, or one this module has registered already.
+  void check_new_name(const std::string& what, const std::string& name) const;
+  // The member's offset from this module, after its name's checks.
   std::ptrdiff_t offset_of(const void* member, const std::string& what,
                            const std::string& name) const;
   Tensor* tensor_at(const Member& member) const;

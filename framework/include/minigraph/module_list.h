@@ -61,7 +61,7 @@ class Sequential : public Module {
   Tensor forward(const Tensor& x) const {
     Tensor y = x;
     for (const auto& step : steps_) y = step(y);
-    return y;
+    return record_output(y);
   }
 
  private:
