@@ -200,7 +200,7 @@ def worker(threads, batches, reps, name_filter=""):
             record("step", batch, t)
             faults = record("step.page_faults", batch, t, "faults/step")
             faults["achieved"] = t["faults_per_rep"]
-    if wanted("gpt_train_step.T64.peak_memory", "gpt_train_step.T1024.peak_memory"):
+    if wanted("gpt_train_step.T64.peak_resident", "gpt_train_step.T1024.peak_resident"):
         gpt_records(reps, record, name_filter)
     return records
 
@@ -307,7 +307,7 @@ def gpt_records(reps, record, name_filter):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     for batch, length in ((4, 64), (1, 1024)):
         name = f"gpt_train_step.T{length}"
-        if name_filter not in name + ".peak_memory":
+        if name_filter not in name + ".peak_memory" and name_filter not in name + ".peak_resident":
             continue
         ids = torch.randint(0, V, (batch, length))
         targets = torch.randint(0, V, (batch, length))
@@ -324,6 +324,8 @@ def gpt_records(reps, record, name_filter):
         record(name, batch, t)
         memory = record(name + ".peak_memory", batch, t, "MiB")
         memory["achieved"] = growth
+        resident = record(name + ".peak_resident", batch, t, "MiB")
+        resident["achieved"] = status_bytes("VmHWM") / 2**20
 
 
 def attention_records(batch, reps, record):

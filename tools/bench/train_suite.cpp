@@ -161,6 +161,13 @@ void run_gpt_train_step(std::int64_t batch, std::int64_t length, const Limits& l
                            "ANDREA-120M, 15 blocks: loss + backward + clip + AdamW"));
   options.emit(memory_record(name + ".peak_memory", rows, growth,
                              "a step (parameters and AdamW state exist)"));
+  // The whole process's resident peak over the steps: parameters, gradients, AdamW's state and
+  // the activations, what `minigraph train` at these sizes needs.
+  Record resident{.name = name + ".peak_resident", .threads = num_threads(), .batch = rows};
+  resident.achieved = status_bytes("VmHWM") / kMiB;
+  resident.unit = "MiB";
+  resident.note = "the process's resident peak during the steps (VmHWM)";
+  options.emit(resident);
 }
 
 }  // namespace
