@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "expect_error.h"
 #include "minigraph/gtest.h"
@@ -48,6 +49,9 @@ TEST(Andrea, SummaryPrintsTheSeedTable) {
             "token table 5.40 %, embeddings 6.06 % of the parameters\n");
   EXPECT_EQ(group_thousands(1234567), "1,234,567");
   EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(-1234), "-1,234");
+  EXPECT_EQ(group_thousands(std::numeric_limits<std::int64_t>::min()),
+            "-9,223,372,036,854,775,808");
 }
 
 TEST(Andrea, NamedParametersAndCount) {

@@ -11,15 +11,6 @@ namespace {
 
 thread_local ModuleShapes* innermost = nullptr;
 
-std::string grouped(std::int64_t value) {
-  std::string digits = std::to_string(value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 int depth_of(const std::string& name) {
   return name.empty() ? 0 : 1 + static_cast<int>(std::count(name.begin(), name.end(), '.'));
 }
@@ -41,6 +32,19 @@ std::int64_t own_parameters(const Module& module) {
 }
 
 }  // namespace
+
+std::string group_thousands(std::int64_t value) {
+  // Through the unsigned magnitude: -INT64_MIN does not fit an int64.
+  const std::uint64_t magnitude =
+      value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
+  const std::string digits = std::to_string(magnitude);
+  std::string out = value < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
 
 ModuleShapes::ModuleShapes() : outer_(innermost) { innermost = this; }
 
@@ -79,10 +83,10 @@ std::string module_summary(const Module& model, const ModuleShapes& shapes, int 
     const std::size_t columns = label.size() - continuation_bytes;
     s += label + std::string(columns < 50 ? 50 - columns : 1, ' ');
     s += fmt::format("{:<25}{}\n", shape != nullptr ? shape_str(*shape) : "--",
-                     params > 0 ? grouped(params) : "--");
+                     params > 0 ? group_thousands(params) : "--");
   }
   const std::int64_t total = model.num_parameters();
-  s += fmt::format("{}\nTotal params: {}\n{}\n", rule, grouped(total), rule);
+  s += fmt::format("{}\nTotal params: {}\n{}\n", rule, group_thousands(total), rule);
   return s;
 }
 

@@ -253,15 +253,6 @@ std::string layer_table(const Andrea& model, std::int64_t batch, std::int64_t le
   return module_summary(model, shapes, depth);
 }
 
-std::string group_thousands(std::int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
-
 std::string summary(const AndreaConfig& config) {
   config.validate();
   auto g = group_thousands;

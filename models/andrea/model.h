@@ -30,6 +30,7 @@
 #include "minigraph/models/layers/transformer.h"
 #include "minigraph/module.h"
 #include "minigraph/module_list.h"
+#include "minigraph/module_summary.h"
 #include "minigraph/ops/linear_cross_entropy/linear_cross_entropy.h"
 
 namespace mg::andrea {
@@ -123,7 +124,6 @@ std::string summary(const AndreaConfig& config);
 // forward pass of ids [batch, length] (no gradients), its parameters, down to `depth`.
 std::string layer_table(const Andrea& model, std::int64_t batch, std::int64_t length,
                         int depth = 2);
-// 6488832 -> "6,488,832"
-std::string group_thousands(std::int64_t value);
+using mg::group_thousands;  // 6488832 -> "6,488,832" (module_summary.h)
 
 }  // namespace mg::andrea

@@ -9,6 +9,7 @@
 // minigraph's layers call); "--" otherwise, or when the pass did not run it (a fused path).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 
@@ -32,6 +33,9 @@ class ModuleShapes {
   std::unordered_map<const Module*, Shape> shapes_;
   ModuleShapes* outer_;
 };
+
+// 6488832 -> "6,488,832"
+std::string group_thousands(std::int64_t value);
 
 // The table down to max_depth (the model is depth 0); a row at max_depth counts the parameters
 // of everything below it, a row above counts its own ("--" for none).
