@@ -50,8 +50,6 @@ ModuleShapes::ModuleShapes() : outer_(innermost) { innermost = this; }
 
 ModuleShapes::~ModuleShapes() { innermost = outer_; }
 
-ModuleShapes* ModuleShapes::active() { return innermost; }
-
 const Shape* ModuleShapes::find(const Module& module) const {
   const auto it = shapes_.find(&module);
   return it == shapes_.end() ? nullptr : &it->second;

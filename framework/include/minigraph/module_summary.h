@@ -24,8 +24,6 @@ class ModuleShapes {
   ModuleShapes(const ModuleShapes&) = delete;
   ModuleShapes& operator=(const ModuleShapes&) = delete;
 
-  // The recorder alive on this thread (the innermost), or null.
-  static ModuleShapes* active();
   void note(const Module& module, const Shape& output) { shapes_[&module] = output; }
   const Shape* find(const Module& module) const;
 
